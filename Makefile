@@ -1,0 +1,98 @@
+# sprig: build the hypervisor image and ISO, run it, test it.
+#   make            build/sprig.elf and build/sprig.iso
+#   make run        boot under QEMU (SeaBIOS), console on this terminal
+#   make run-uefi   the same under OVMF
+#   make test       every test; ends with "N passed, N failed"
+#   make bench      host MMU benchmarks (optimisations off vs on)
+#   make clean
+# CROSS_COMPILE=x86_64-linux-gnu- builds the image with Debian's cross tools.
+
+CROSS_COMPILE ?=
+CC      := $(CROSS_COMPILE)gcc
+LD      := $(CROSS_COMPILE)ld
+HOSTCC  ?= gcc
+B       := build
+ARGS    ?=
+QEMU_MEM ?= 1G
+
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+KERNEL_DIRS := boot arch/x86 lib mm virt svm vmx
+KSRCS := $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S))
+KOBJS := $(patsubst %,$(B)/k/%.o,$(KSRCS))
+
+KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+	-m64 -march=x86-64 -ffreestanding -fno-pic -fno-pie -mno-red-zone \
+	-mgeneral-regs-only -mcmodel=small -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -nostdlib \
+	-fno-strict-aliasing -I. -MMD -MP -DSPRIG_VERSION='"$(VERSION)"'
+KLDFLAGS := -nostdlib -static -no-pie -T linker.ld -z max-page-size=0x1000 -z noexecstack
+
+# Code under lib/ and mm/ (and the boot-information parser) compiles for the host
+# too: unit tests, concurrency tests and benchmarks run the real code.
+HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
+	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+BENCH_SRCS := $(wildcard tests/bench/*.c) tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
+HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
+HOST_ASAN := $(HOST_BASE) -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
+HOST_TSAN := $(HOST_BASE) -O1 -fsanitize=thread
+HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
+
+.PHONY: all run run-uefi test unit bench clean deps
+all: $(B)/sprig.iso
+
+deps:
+	@tools/deps.sh build
+
+$(B)/k/%.c.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -c $< -o $@
+$(B)/k/%.S.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KCFLAGS) -D__ASSEMBLY__ -c $< -o $@
+
+$(B)/sprig.elf: $(KOBJS) linker.ld
+	$(CC) $(KCFLAGS) $(KLDFLAGS) -o $@ $(KOBJS) -lgcc
+	@tools/check-elf.sh $@
+
+$(B)/sprig.iso: $(B)/sprig.elf tools/mkiso.sh | deps
+	tools/mkiso.sh $< $@ "$(ARGS)"
+
+run: $(B)/sprig.elf | deps
+	tools/mkiso.sh $(B)/sprig.elf $(B)/run.iso "$(ARGS)"
+	tools/qemu.sh bios $(B)/run.iso
+
+run-uefi: $(B)/sprig.elf | deps
+	tools/mkiso.sh $(B)/sprig.elf $(B)/run.iso "$(ARGS)"
+	tools/qemu.sh uefi $(B)/run.iso
+
+# Host programs. lib/string.c is tested under renamed symbols, beside libc.
+$(B)/host/unit: $(HOST_SRCS) $(UNIT_SRCS) lib/string.c $(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_ASAN) -include tests/unit/string_rename.h -c lib/string.c -o $(B)/host/string_renamed.o
+	$(HOSTCC) $(HOST_ASAN) -o $@ $(HOST_SRCS) $(UNIT_SRCS) $(B)/host/string_renamed.o -lm
+$(B)/host/unit-tsan: $(HOST_SRCS) $(UNIT_SRCS) lib/string.c $(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_TSAN) -include tests/unit/string_rename.h -c lib/string.c -o $(B)/host/string_renamed_tsan.o
+	$(HOSTCC) $(HOST_TSAN) -o $@ $(HOST_SRCS) $(UNIT_SRCS) $(B)/host/string_renamed_tsan.o -lm
+$(B)/host/bench: $(HOST_SRCS) $(BENCH_SRCS) $(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_BENCH) -o $@ $(HOST_SRCS) $(BENCH_SRCS) -lm
+
+unit: $(B)/host/unit $(B)/host/unit-tsan
+	$(B)/host/unit
+	$(B)/host/unit-tsan conc_
+
+bench: $(B)/host/bench
+	$(B)/host/bench
+
+test: | deps
+	@tools/deps.sh test
+	$(MAKE) $(B)/sprig.elf $(B)/host/unit $(B)/host/unit-tsan $(B)/host/bench
+	python3 tests/run.py
+
+clean:
+	rm -rf $(B)
+
+-include $(patsubst %.o,%.d,$(KOBJS))

@@ -1,0 +1,77 @@
+/* ACPI table discovery: the RSDP, the XSDT or RSDT, the MADT (processors, local
+ * APIC address), the FADT (PM1 control ports, PM timer, reset register) and the
+ * DSDT's \_S5 sleep type. Tables are read through pointers (memory is identity-
+ * mapped), so this file also compiles for the host tests. Every table's length
+ * and checksum are checked before it is used; bad ones are skipped. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ACPI_MAX_CPUS 256
+
+/* Generic Address Structure address spaces. */
+#define ACPI_SPACE_MEMORY 0
+#define ACPI_SPACE_IO 1
+#define ACPI_SPACE_PCI_CONFIG 2
+
+struct acpi_gas {
+	uint8_t space_id;
+	uint8_t bit_width;
+	uint8_t bit_offset;
+	uint8_t access_size;
+	uint64_t address;
+};
+
+struct acpi_info {
+	bool valid;                 /* RSDP and a root table were found */
+	uint8_t rsdp_revision;
+	char oem_id[7];
+	uint64_t root_table;        /* address of the XSDT or RSDT in use */
+	bool root_is_xsdt;
+
+	/* MADT */
+	bool has_madt;
+	uint64_t lapic_addr;        /* type 5 override if present */
+	unsigned cpu_count;         /* enabled or online-capable processors */
+	unsigned cpu_ids_stored;    /* min(cpu_count, ACPI_MAX_CPUS) */
+	uint32_t cpu_apic_ids[ACPI_MAX_CPUS];
+	bool cpu_online_capable_only[ACPI_MAX_CPUS]; /* not enabled now */
+	unsigned ioapic_count;
+	bool pcat_compat;           /* MADT flags bit 0: 8259 PICs present */
+
+	/* FADT */
+	bool has_fadt;
+	uint16_t pm1a_cnt;          /* I/O ports; 0 when absent */
+	uint16_t pm1b_cnt;
+	uint16_t pm_tmr_port;
+	bool pm_tmr_32bit;          /* FADT flags bit 8 TMR_VAL_EXT */
+	uint16_t smi_cmd;           /* port to write acpi_enable to (0: ACPI-only) */
+	uint8_t acpi_enable;
+	bool has_reset_reg;         /* FADT flags bit 10 RESET_REG_SUP */
+	struct acpi_gas reset_reg;
+	uint8_t reset_value;
+	uint64_t dsdt;
+
+	/* DSDT \_S5 package */
+	bool has_s5;
+	uint8_t slp_typa;
+	uint8_t slp_typb;
+};
+
+/* Filled by acpi_init. */
+extern struct acpi_info acpi;
+
+/* Parse from the RSDP at rsdp_pa into *info (cleared first). Returns
+ * info->valid. Messages say what was skipped and why. */
+bool acpi_parse(uint64_t rsdp_pa, struct acpi_info *info);
+/* acpi_parse into the global acpi. */
+bool acpi_init(uint64_t rsdp_pa);
+/* Processors the MADT lists (enabled or online-capable); 1 without a MADT. */
+unsigned acpi_cpu_count(void);
+/* Search [start, start + len) on 16-byte boundaries for a valid RSDP, as on
+ * BIOS systems (the EBDA's first KiB, then 0xE0000-0xFFFFF); 0 if none. */
+uint64_t acpi_find_rsdp(uint64_t start, uint64_t len);
+/* Scan AML for `Name(_S5_, Package(){a, b, ...})` and decode a and b. */
+bool acpi_find_s5(const uint8_t *aml, uint64_t len, uint8_t *slp_typa, uint8_t *slp_typb);
+
+void acpi_print(void);

@@ -1,0 +1,35 @@
+/* The local APIC, in x2APIC mode (MSRs) where the CPU has it and it is allowed,
+ * otherwise xAPIC (MMIO at IA32_APIC_BASE, mapped uncached by the kernel page
+ * tables). The 8259 PICs are masked: sprig takes no legacy interrupts. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ICR fields for apic_send_ipi. */
+#define APIC_ICR_FIXED 0x00000u
+#define APIC_ICR_NMI 0x00400u
+#define APIC_ICR_INIT 0x00500u
+#define APIC_ICR_STARTUP 0x00600u
+#define APIC_ICR_LEVEL_ASSERT 0x04000u
+#define APIC_ICR_LEVEL_TRIGGER 0x08000u
+
+/* Enable the BSP's local APIC (spurious vector VEC_SPURIOUS, LVTs masked,
+ * LINT1 as NMI), mask the 8259s, and measure the APIC timer against the TSC
+ * (so after tsc_init). Returns false, with a message, if there is no APIC. */
+bool apic_init(bool allow_x2apic);
+/* Enable an AP's local APIC in the mode the BSP chose. */
+void apic_init_ap(void);
+
+/* Start the periodic timer on this CPU at hz on VEC_APIC_TIMER; its handler
+ * counts ticks. Meant for one CPU (the BSP): apic_ticks() counts them all. */
+void apic_timer_start(unsigned hz);
+void apic_timer_stop(void);
+uint64_t apic_ticks(void);
+/* APIC timer input rate (after the divider sprig uses), in Hz. */
+uint64_t apic_timer_hz(void);
+
+void apic_eoi(void);
+uint32_t apic_id(void);
+const char *apic_mode(void);
+/* Send an IPI to the APIC ID dest; icr_low holds the vector and APIC_ICR_*. */
+void apic_send_ipi(uint32_t dest, uint32_t icr_low);

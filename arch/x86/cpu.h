@@ -1,0 +1,106 @@
+/* CPU primitives: CPUID, MSRs, control registers, port I/O, TSC. Kernel only. */
+#pragma once
+#include <stdint.h>
+
+struct cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+static inline struct cpuid_regs cpuid(uint32_t leaf, uint32_t subleaf)
+{
+	struct cpuid_regs r;
+	__asm__ volatile("cpuid"
+			 : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx)
+			 : "a"(leaf), "c"(subleaf));
+	return r;
+}
+
+static inline uint64_t rdmsr(uint32_t msr)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+static inline void wrmsr(uint32_t msr, uint64_t v)
+{
+	__asm__ volatile("wrmsr" ::"c"(msr), "a"((uint32_t)v), "d"((uint32_t)(v >> 32)) : "memory");
+}
+
+static inline uint64_t rdtsc(void)
+{
+	uint32_t lo, hi;
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+}
+
+#define DEFINE_CR_ACCESSORS(n)                                                          \
+	static inline uint64_t read_cr##n(void)                                         \
+	{                                                                               \
+		uint64_t v;                                                             \
+		__asm__ volatile("mov %%cr" #n ", %0" : "=r"(v));                       \
+		return v;                                                               \
+	}                                                                               \
+	static inline void write_cr##n(uint64_t v)                                      \
+	{                                                                               \
+		__asm__ volatile("mov %0, %%cr" #n ::"r"(v) : "memory");                \
+	}
+DEFINE_CR_ACCESSORS(0)
+DEFINE_CR_ACCESSORS(2)
+DEFINE_CR_ACCESSORS(3)
+DEFINE_CR_ACCESSORS(4)
+#undef DEFINE_CR_ACCESSORS
+
+static inline void outb(uint16_t port, uint8_t v) { __asm__ volatile("outb %0, %1" ::"a"(v), "Nd"(port)); }
+static inline void outw(uint16_t port, uint16_t v) { __asm__ volatile("outw %0, %1" ::"a"(v), "Nd"(port)); }
+static inline void outl(uint16_t port, uint32_t v) { __asm__ volatile("outl %0, %1" ::"a"(v), "Nd"(port)); }
+static inline uint8_t inb(uint16_t port)
+{
+	uint8_t v;
+	__asm__ volatile("inb %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+	__asm__ volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+	__asm__ volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
+static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }
+static inline void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
+
+static inline uint64_t read_rflags(void)
+{
+	uint64_t f;
+	__asm__ volatile("pushfq; popq %0" : "=r"(f));
+	return f;
+}
+
+/* MSR numbers used across arch/, svm/ and vmx/. */
+#define MSR_EFER 0xc0000080
+#define EFER_SCE (1u << 0)
+#define EFER_LME (1u << 8)
+#define EFER_LMA (1u << 10)
+#define EFER_NXE (1u << 11)
+#define EFER_SVME (1u << 12)
+#define MSR_APIC_BASE 0x1b
+#define APIC_BASE_BSP (1ull << 8)
+#define APIC_BASE_EXTD (1ull << 10) /* x2APIC mode */
+#define APIC_BASE_EN (1ull << 11)
+#define MSR_X2APIC_BASE 0x800 /* x2APIC register at MMIO offset off: MSR 0x800 + off / 16 */
+#define MSR_FEATURE_CONTROL 0x3a
+#define MSR_ARCH_CAPABILITIES 0x10a
+#define MSR_VMX_BASIC 0x480
+#define MSR_VMX_PROCBASED_CTLS 0x482
+#define MSR_VMX_PROCBASED_CTLS2 0x48b
+#define MSR_VMX_EPT_VPID_CAP 0x48c
+#define MSR_VM_CR 0xc0010114
+#define MSR_VM_HSAVE_PA 0xc0010117

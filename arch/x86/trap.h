@@ -1,0 +1,21 @@
+/* Exceptions and interrupts: the IDT, the saved register frame, and handler
+ * registration for interrupt vectors. */
+#pragma once
+#include <stdint.h>
+
+/* Pushed by the entry stubs (arch/x86/trap_entry.S), lowest address first. */
+struct trap_frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8;
+	uint64_t rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector, error_code;
+	uint64_t rip, cs, rflags, rsp, ss; /* pushed by the CPU */
+};
+
+#define VEC_APIC_TIMER 0x20
+#define VEC_SPURIOUS 0xff
+
+typedef void (*irq_handler_fn)(struct trap_frame *tf);
+
+void idt_init(void);
+/* Route interrupt vector (32..255) to fn; the handler must send EOI itself. */
+void irq_register(uint8_t vector, irq_handler_fn fn);

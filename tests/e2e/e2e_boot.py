@@ -1,0 +1,122 @@
+"""Boot tests: sprig under QEMU with SeaBIOS and OVMF, and under Bochs, driven
+through the serial console. Checks are batched into few boots (OVMF and Bochs
+boot slowly)."""
+import os
+import re
+import tempfile
+
+from machine import Machine, PROMPT, make_iso, run_bochs, split_run_output
+
+SCENARIOS = ["qemu_bios_console", "qemu_bios_panic", "qemu_bios_reboot",
+             "qemu_uefi", "bochs_vmx"]
+
+
+def qemu_bios_console(check):
+    """One interactive boot: every console command, editing, bad input, run=, poweroff."""
+    mod = os.path.join(tempfile.mkdtemp(prefix="sprig-mod-"), "hello.bin")
+    with open(mod, "wb") as f:
+        f.write(b"module payload " * 100)
+    iso = make_iso("console", 'run="version; cmdline" leaf_hint=on', [mod])
+    m = Machine(iso, smp=2)
+    try:
+        boot = m.expect(PROMPT, timeout=60)
+        check("bios/banner", "sprig " in boot, boot[-500:])
+        check("bios/tsc-calibrated", re.search(r"tsc: \d+\.\d+ MHz from", boot) is not None, boot[-800:])
+        # run= commands print as if typed, before the first interactive prompt.
+        ver = m.expect(PROMPT, 30)
+        check("bios/run-version", "version" in ver and "sprig " in ver, ver)
+        cl = m.expect(PROMPT, 30)
+        check("bios/run-cmdline", "cmdline: " in cl and "leaf_hint=on" in cl and
+              "run=version; cmdline" in cl, cl)
+
+        out = m.command("help")
+        for c in ["help", "version", "mem", "cpus", "cmdline", "modules", "reboot",
+                  "poweroff", "panic-test"]:
+            check("bios/help-lists-" + c, re.search(r"^  %s\b" % re.escape(c), out, re.M)
+                  is not None, out)
+        out = m.command("mem")
+        check("bios/mem-total", re.search(r"total\D+\d+", out) is not None, out)
+        check("bios/mem-free", re.search(r"free\D+\d+", out) is not None, out)
+        check("bios/mem-blocks", "2M" in out or "1G" in out, out)
+        out = m.command("cpus")
+        check("bios/cpus-svm", re.search(r"svm: yes", out) is not None, out)
+        check("bios/cpus-npt", re.search(r"npt[: ]+yes", out) is not None, out)
+        check("bios/cpus-count", re.search(r"cpus: 2\b", out) is not None, out)
+        check("bios/cpus-vmx-no", re.search(r"vmx: no", out) is not None, out)
+        out = m.command("modules")
+        check("bios/modules", "hello.bin" in out and "1500 bytes" in out, out)
+        out = m.command("frobnicate now")
+        check("bios/unknown-command", "unknown command 'frobnicate'" in out and
+              len(out.strip().splitlines()) == 1, out)
+        out = m.command("mem extra")
+        check("bios/bad-argument", "mem: unexpected argument 'extra'" in out and
+              len(out.strip().splitlines()) == 1, out)
+        out = m.command("panic-test nosuchkind")
+        check("bios/bad-argument-panic-test", "unknown kind" in out, out)
+        # Backspace edits the line: "cmdlinx<BS>e" runs cmdline.
+        out = m.command("cmdlinx\x7fe")
+        check("bios/line-editing", out.startswith("cmdline: "), out)
+        out = m.command("x" * 400)
+        check("bios/overlong-line", "unknown command" in out, out[:200])
+        m.send("poweroff\r")
+        rc = m.wait_exit(30)
+        check("bios/poweroff-exits", rc is not None, str(rc))
+    finally:
+        m.close()
+
+
+def qemu_bios_panic(check):
+    iso = make_iso("panic", 'run="panic-test pf"')
+    m = Machine(iso)
+    try:
+        m.expect("*** CPU stopped.", timeout=60)
+        log = m.log
+        check("panic/vector", "CPU exception 14 (page fault)" in log, log[-1500:])
+        check("panic/cr2", re.search(r"CR2=0*[0-9a-f]*1234000", log) is not None, log[-1500:])
+        check("panic/registers", all(r in log for r in
+              ["RIP=", "RAX=", "RBX=", "R15=5151515151515151", "error code 0x2"]), log[-1500:])
+    finally:
+        m.close()
+
+
+def qemu_bios_reboot(check):
+    # -no-reboot turns the reset into an exit of QEMU.
+    iso = make_iso("reboot", 'run="reboot"')
+    m = Machine(iso)
+    try:
+        m.expect("sprig> reboot", timeout=60)
+        rc = m.wait_exit(30)
+        check("reboot/resets", rc == 0, "rc=%r" % rc)
+    finally:
+        m.close()
+
+
+def qemu_uefi(check):
+    iso = make_iso("uefi", 'run="cmdline; mem; cpus; modules; poweroff"')
+    m = Machine(iso, firmware="uefi")
+    try:
+        rc = m.wait_exit(120)
+        parts = split_run_output(m.log)
+        check("uefi/boots", "sprig " in m.log and "cmdline" in parts, m.log[-1500:])
+        check("uefi/efi-memory-map", "EFI memory map" in m.log, m.log[-2500:])
+        check("uefi/mem", re.search(r"free\D+\d+", parts.get("mem", "")) is not None,
+              parts.get("mem", ""))
+        check("uefi/cpus-svm", "svm: yes" in parts.get("cpus", ""), parts.get("cpus", ""))
+        check("uefi/poweroff", rc is not None and "poweroff" in parts, "rc=%r" % rc)
+    finally:
+        m.close()
+
+
+def bochs_vmx(check):
+    iso = make_iso("bochs", 'run="cpus; mem; poweroff"')
+    log = run_bochs(iso)
+    parts = split_run_output(log)
+    cpus = parts.get("cpus", "")
+    check("bochs/boots", "sprig " in log and "cpus" in parts, log[-1500:])
+    check("bochs/vmx", "vmx: yes" in cpus, cpus)
+    check("bochs/ept", re.search(r"ept[: ]+yes", cpus) is not None, cpus)
+    # Bochs' TSC runs at its ips setting (200 MHz); leaf 0x16 claims 3.5 GHz.
+    m = re.search(r"tsc: (\d+) kHz \((\S+)\)", cpus)
+    khz = int(m.group(1)) if m else 0
+    check("bochs/tsc-not-nominal", 150000 <= khz <= 250000, cpus)
+    check("bochs/poweroff", "poweroff" in parts, log[-500:])

@@ -1,0 +1,154 @@
+"""Boot a sprig ISO under QEMU or Bochs and talk to its serial console."""
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, "build", "e2e")
+PROMPT = "sprig> "
+OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
+OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
+
+
+def make_iso(name, args="", modules=()):
+    """Build build/e2e/NAME.iso booting build/sprig.elf with kernel ARGS."""
+    os.makedirs(BUILD, exist_ok=True)
+    iso = os.path.join(BUILD, name + ".iso")
+    subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"),
+                    os.path.join(ROOT, "build", "sprig.elf"), iso, args, *modules],
+                   check=True)
+    return iso
+
+
+class Timeout(Exception):
+    pass
+
+
+class Machine:
+    """One emulator running sprig; `log` keeps everything the console printed."""
+
+    def __init__(self, iso, firmware="bios", smp=1, mem="1G", extra=()):
+        self.tmp = tempfile.mkdtemp(prefix="sprig-e2e-")
+        cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", mem,
+               "-smp", str(smp), "-display", "none", "-serial", "stdio",
+               "-monitor", "none", "-no-reboot",
+               "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-cdrom", iso]
+        if firmware == "uefi":
+            vars_copy = os.path.join(self.tmp, "vars.fd")
+            shutil.copy(OVMF_VARS, vars_copy)
+            cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + OVMF_CODE,
+                    "-drive", "if=pflash,format=raw,unit=1,file=" + vars_copy]
+        cmd += list(extra)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self.log = ""
+        self.pos = 0  # how much of log has been consumed by expect()
+
+    def _read(self, timeout):
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not r:
+            return False
+        data = os.read(self.proc.stdout.fileno(), 65536)
+        if not data:
+            return None
+        self.log += data.decode("utf-8", "replace").replace("\r\n", "\n")
+        return True
+
+    def expect(self, text, timeout=30):
+        """Wait until `text` appears after what was consumed; return what came before it."""
+        deadline = time.time() + timeout
+        while True:
+            i = self.log.find(text, self.pos)
+            if i >= 0:
+                out = self.log[self.pos:i]
+                self.pos = i + len(text)
+                return out
+            left = deadline - time.time()
+            if left <= 0:
+                raise Timeout("no %r within %ss; console tail:\n%s" % (text, timeout, self.log[-1500:]))
+            if self._read(min(left, 1.0)) is None:
+                raise Timeout("emulator exited before %r; console tail:\n%s" % (text, self.log[-1500:]))
+
+    def send(self, raw):
+        self.proc.stdin.write(raw.encode())
+        self.proc.stdin.flush()
+
+    def command(self, line, timeout=30):
+        """Type LINE, return its output (between the echoed line and the next prompt)."""
+        self.send(line + "\r")
+        self.expect("\n", timeout)  # the echoed line
+        out = self.expect(PROMPT, timeout)
+        return out.lstrip("\n")
+
+    def wait_exit(self, timeout=30):
+        deadline = time.time() + timeout
+        while self.proc.poll() is None:
+            if time.time() > deadline:
+                raise Timeout("emulator still running after %ss" % timeout)
+            self._read(0.2)
+        while self._read(0.05):
+            pass
+        return self.proc.returncode
+
+    def close(self):
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+BOCHSRC = """megs: {megs}
+cpu: model={model}, count=1, ips=200000000, reset_on_triple_fault=0
+romimage: file=/usr/share/bochs/BIOS-bochs-latest
+vgaromimage: file=/usr/share/vgabios/vgabios.bin
+ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14
+ata0-slave: type=cdrom, path={iso}, status=inserted
+boot: cdrom
+com1: enabled=1, mode=file, dev={out}
+display_library: rfb, options="timeout=0"
+log: {log}
+panic: action=fatal
+clock: sync=none, time0=local
+speaker: enabled=0
+"""
+
+
+def run_bochs(iso, model="corei7_skylake_x", megs=512, timeout=300):
+    """Boot ISO under Bochs (one instance at a time: its display holds a TCP
+    port), wait for it to end, return the serial output."""
+    tmp = tempfile.mkdtemp(prefix="sprig-bochs-")
+    try:
+        out = os.path.join(tmp, "com1.txt")
+        rc = os.path.join(tmp, "rc")
+        conf = os.path.join(tmp, "bochsrc")
+        with open(rc, "w") as f:
+            f.write("c\nquit\n")
+        with open(conf, "w") as f:
+            f.write(BOCHSRC.format(megs=megs, model=model, iso=iso, out=out,
+                                   log=os.path.join(tmp, "bochs.log")))
+        proc = subprocess.Popen(["bochs", "-q", "-f", conf, "-rc", rc],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        with open(out, "rb") as f:
+            return f.read().decode("utf-8", "replace").replace("\r\n", "\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def split_run_output(log):
+    """Map each command run from run= (echoed as 'sprig> CMD') to its output."""
+    parts = {}
+    chunks = log.split(PROMPT)
+    for chunk in chunks[1:]:
+        line, _, rest = chunk.partition("\n")
+        parts.setdefault(line.strip(), rest)
+    return parts

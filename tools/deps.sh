@@ -1,0 +1,38 @@
+#!/bin/sh
+# deps.sh build|test: install the Debian packages sprig needs when they are
+# missing (as root, with apt-get), so that README's commands work on a fresh
+# Debian 12 machine.
+set -eu
+need=""
+want() { # want PACKAGE PATH: the package is needed if PATH does not exist
+	[ -e "$2" ] || need="$need $1"
+}
+want_cmd() {
+	command -v "$2" >/dev/null 2>&1 || need="$need $1"
+}
+want_cmd gcc gcc
+want_cmd make make
+want_cmd python3 python3
+want_cmd grub-common grub-mkrescue
+want grub-pc-bin /usr/lib/grub/i386-pc/multiboot2.mod
+want grub-efi-amd64-bin /usr/lib/grub/x86_64-efi/multiboot2.mod
+want_cmd xorriso xorriso
+want_cmd mtools mformat
+want_cmd qemu-system-x86 qemu-system-x86_64
+want ovmf /usr/share/OVMF/OVMF_CODE_4M.fd
+if [ "${1:-build}" = test ]; then
+	want_cmd bochs bochs
+	want bochsbios /usr/share/bochs/BIOS-bochs-latest
+	want vgabios /usr/share/vgabios/vgabios.bin
+	want_cmd valgrind valgrind
+fi
+[ -z "$need" ] && exit 0
+echo "deps: installing$need"
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages:$need; run as root or install them with apt-get" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $need >/dev/null

@@ -1,0 +1,28 @@
+#!/bin/sh
+# mkiso.sh ELF ISO "KERNEL ARGS" [MODULE...]: a hybrid BIOS/UEFI GRUB rescue ISO
+# that boots ELF with multiboot2, console on COM1. Words of ARGS are passed as
+# written in grub.cfg (GRUB strips quotes and re-quotes words with spaces).
+set -eu
+elf=$1 iso=$2 args=${3:-}
+shift 3 2>/dev/null || shift $#
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir -p "$dir/boot/grub"
+cp "$elf" "$dir/boot/sprig.elf"
+{
+	echo 'set timeout=0'
+	echo 'serial --unit=0 --speed=115200'
+	echo 'terminal_input serial console'
+	echo 'terminal_output serial console'
+	echo "menuentry sprig {"
+	echo "  multiboot2 /boot/sprig.elf $args"
+	n=0
+	for m in "$@"; do
+		cp "$m" "$dir/boot/mod$n"
+		echo "  module2 /boot/mod$n $(basename "$m")"
+		n=$((n + 1))
+	done
+	echo "  boot"
+	echo "}"
+} > "$dir/boot/grub/grub.cfg"
+grub-mkrescue -o "$iso" "$dir" >/dev/null 2>"$dir/log" || { cat "$dir/log" >&2; exit 1; }

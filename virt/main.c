@@ -1,0 +1,114 @@
+/* kmain: the boot sequence on the bootstrap CPU, from the 32-bit entry's call to
+ * the console prompt. */
+#include "arch/x86/acpi.h"
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuinfo.h"
+#include "arch/x86/gdt.h"
+#include "arch/x86/trap.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/uart.h"
+#include "boot/paging.h"
+#include "lib/parse.h"
+#include "lib/print.h"
+#include "mm/frame.h"
+#include "virt/kernel.h"
+#include "virt/shell.h"
+
+struct boot_info boot_info;
+uint64_t mapped_top;
+
+/* Largest boot information we accept: GRUB's, with an EFI memory map, is a few KiB. */
+#define MB2_INFO_MAX (1u << 20)
+/* The shell sleeps between polls of the UART: at 1 kHz a 16-byte receive FIFO
+ * at 115200 baud (11.5 bytes a millisecond) cannot overflow. */
+#define SHELL_TICK_HZ 1000
+
+static void __attribute__((noreturn)) halt_forever(void)
+{
+	for (;;) {
+		cli();
+		hlt();
+	}
+}
+
+/* Hand the allocator every usable range below mapped_top, minus the first MiB
+ * (real-mode structures, the AP trampoline to come), the image, the boot
+ * information and the modules. */
+static void memory_init(uint64_t info_pa)
+{
+	static struct mem_range usable[BOOT_MAX_MMAP];
+	struct mem_range reserved[BOOT_MAX_MODULES + 3];
+	size_t nu = 0, nr = 0;
+
+	for (size_t i = 0; i < boot_info.n_mmap; i++) {
+		const struct boot_mmap_entry *e = &boot_info.mmap[i];
+		if (e->type != MEM_USABLE || e->start >= mapped_top)
+			continue;
+		uint64_t end = e->start + e->len;
+		usable[nu++] = (struct mem_range){ e->start, end < mapped_top ? end : mapped_top };
+	}
+	reserved[nr++] = (struct mem_range){ 0, 1ull << 20 };
+	reserved[nr++] = (struct mem_range){ (uint64_t)__image_start, (uint64_t)__image_end };
+	reserved[nr++] = (struct mem_range){ info_pa, info_pa + boot_info.total_size };
+	for (size_t i = 0; i < boot_info.n_modules; i++)
+		reserved[nr++] = (struct mem_range){ boot_info.modules[i].start,
+						     boot_info.modules[i].end };
+	if (!frame_init(usable, nu, reserved, nr)) {
+		kprintf("sprig: no usable memory; stopping.\n");
+		halt_forever();
+	}
+}
+
+void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
+{
+	static char err[128];
+	static char run[1024];
+
+	uart_init();
+	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
+		SPRIG_VERSION);
+	gdt_init();
+	idt_init();
+
+	if (magic != MB2_BOOTLOADER_MAGIC) {
+		kprintf("sprig: not started by a multiboot2 loader (magic 0x%x); stopping.\n", magic);
+		halt_forever();
+	}
+	uint32_t info_size = *(const uint32_t *)(uintptr_t)info_pa;
+	if (!mb2_parse((const void *)(uintptr_t)info_pa,
+		       info_size < MB2_INFO_MAX ? info_size : MB2_INFO_MAX, &boot_info, err,
+		       sizeof(err))) {
+		kprintf("sprig: boot information refused: %s; stopping.\n", err);
+		halt_forever();
+	}
+	for (size_t i = 0; i < boot_info.n_warnings; i++)
+		kprintf("boot: %s\n", boot_info.warnings[i]);
+
+	kprintf("memory map: %zu entries (%s)\n", boot_info.n_mmap,
+		boot_info.mmap_from_efi ? "EFI memory map" : "BIOS memory map");
+	mapped_top = paging_init(&boot_info);
+	cpuinfo_init();
+	memory_init(info_pa);
+	acpi_init(boot_info.rsdp);
+	tsc_init();
+	apic_init(true);
+	apic_timer_start(SHELL_TICK_HZ);
+	sti();
+
+	struct frame_stats st;
+	frame_get_stats(&st);
+	kprintf("memory: %llu MiB managed, %llu MiB free\n",
+		(unsigned long long)(st.total_bytes >> 20), (unsigned long long)(st.free_bytes >> 20));
+
+	switch (cmdline_get(boot_info.cmdline, "run", run, sizeof(run))) {
+	case CMDLINE_FOUND:
+		break;
+	case CMDLINE_TOO_LONG:
+		kprintf("run: the value is longer than %zu characters; ignored\n", sizeof(run) - 1);
+		/* fall through */
+	default:
+		run[0] = 0;
+	}
+	shell_main(run);
+}

@@ -1,0 +1,24 @@
+/* The serial console shell. Subsystems register commands with SHELL_COMMAND;
+ * the shell collects them from a linker section, so adding a command touches
+ * only the file that implements it. */
+#pragma once
+
+struct shell_command {
+	const char *name;
+	int (*run)(int argc, char **argv); /* 0 on success */
+	const char *usage;                 /* arguments, e.g. "[NAME]" */
+	const char *help;                  /* one line */
+};
+
+#define SHELL_COMMAND(ident, name_, fn_, usage_, help_)                                \
+	static const struct shell_command shell_cmd_##ident                            \
+		__attribute__((used, section("shell_cmds"), aligned(8))) = {           \
+			name_, fn_, usage_, help_                                      \
+		}
+
+/* Execute one command line as if typed. */
+void shell_execute(const char *line);
+/* Run the commands of the kernel command line's run= option, then the prompt. */
+void __attribute__((noreturn)) shell_main(const char *run_commands);
+/* For commands: report a bad argument on one line; returns the error status. */
+int shell_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
