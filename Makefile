@@ -26,7 +26,7 @@ KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror=implicit-function-declaration
 	-mgeneral-regs-only -mcmodel=small -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -nostdlib \
 	-fno-strict-aliasing -I. -MMD -MP -DSPRIG_VERSION='"$(VERSION)"'
-KLDFLAGS := -nostdlib -static -no-pie -T linker.ld -z max-page-size=0x1000 -z noexecstack
+KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-page-size=0x1000 -z noexecstack
 
 # Code under lib/ and mm/ (and the boot-information parser) compiles for the host
 # too: unit tests, concurrency tests and benchmarks run the real code.
@@ -54,7 +54,7 @@ $(B)/k/%.S.o: %.S
 
 $(B)/sprig.elf: $(KOBJS) linker.ld
 	$(CC) $(KCFLAGS) $(KLDFLAGS) -o $@ $(KOBJS) -lgcc
-	@tools/check-elf.sh $@
+	@NM=$(CROSS_COMPILE)nm tools/check-elf.sh $@
 
 $(B)/sprig.iso: $(B)/sprig.elf tools/mkiso.sh | deps
 	tools/mkiso.sh $< $@ "$(ARGS)"

@@ -3,7 +3,7 @@
 # grub-file is installed) and small enough to stay clear of firmware-reserved
 # memory (OVMF reserves parts of 0x800000-0x900000).
 set -eu
-end=$(nm "$1" | awk '$3 == "__image_end" { print $1 }')
+end=$(${NM:-nm} "$1" | awk '$3 == "__image_end" { print $1 }')
 if [ $((0x$end)) -gt $((0x800000)) ]; then
 	echo "check-elf: image ends at 0x$end, above 8 MiB" >&2
 	exit 1

@@ -90,6 +90,13 @@ static int cmd_panic_test(int argc, char **argv)
 		volatile uint64_t *p = (volatile uint64_t *)(mapped_top + 0x1234000);
 		__asm__ volatile("mov $0x5151515151515151, %%r15" ::: "r15");
 		*p = 1;
+	} else if (strcmp(kind, "wx") == 0) {
+		/* sprig's text is read-only: a protection fault on write. */
+		*(volatile uint8_t *)(uintptr_t)cmd_panic_test = 0xc3;
+	} else if (strcmp(kind, "nx") == 0) {
+		/* Data is never executable: a fetch fault. */
+		static uint8_t ret_insn = 0xc3;
+		((void (*)(void))(uintptr_t)&ret_insn)();
 	} else if (strcmp(kind, "ud") == 0) {
 		__asm__ volatile("ud2");
 	} else if (strcmp(kind, "gp") == 0) {
@@ -100,5 +107,5 @@ static int cmd_panic_test(int argc, char **argv)
 	}
 	return 0;
 }
-SHELL_COMMAND(panic_test, "panic-test", cmd_panic_test, "[pf|ud|gp]",
+SHELL_COMMAND(panic_test, "panic-test", cmd_panic_test, "[pf|wx|nx|ud|gp]",
 	      "raise a CPU exception on purpose (the report, then the CPU stops)");

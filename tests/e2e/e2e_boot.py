@@ -65,18 +65,32 @@ def qemu_bios_console(check):
         m.close()
 
 
-def qemu_bios_panic(check):
-    iso = make_iso("panic", 'run="panic-test pf"')
-    m = Machine(iso)
+def panic_boot(kind):
+    m = Machine(make_iso("panic-" + kind, 'run="panic-test %s"' % kind))
     try:
         m.expect("*** CPU stopped.", timeout=60)
-        log = m.log
-        check("panic/vector", "CPU exception 14 (page fault)" in log, log[-1500:])
-        check("panic/cr2", re.search(r"CR2=0*[0-9a-f]*1234000", log) is not None, log[-1500:])
-        check("panic/registers", all(r in log for r in
-              ["RIP=", "RAX=", "RBX=", "R15=5151515151515151", "error code 0x2"]), log[-1500:])
+        return m.log
     finally:
         m.close()
+
+
+def qemu_bios_panic(check):
+    """Exceptions raised on purpose: the report, and sprig's own W^X mapping."""
+    log = panic_boot("pf")
+    check("panic/vector", "CPU exception 14 (page fault)" in log, log[-1500:])
+    check("panic/cr2", re.search(r"CR2=0*[0-9a-f]*1234000", log) is not None, log[-1500:])
+    check("panic/registers", all(r in log for r in
+          ["RIP=", "RAX=", "RBX=", "R15=5151515151515151", "error code 0x2"]), log[-1500:])
+    # Error code 0x3: present page, write access: the text is mapped read-only.
+    log = panic_boot("wx")
+    check("panic/text-not-writable", "CPU exception 14 (page fault), error code 0x3" in log,
+          log[-1500:])
+    # Error code 0x11: present page, instruction fetch: data is mapped NX.
+    log = panic_boot("nx")
+    check("panic/data-not-executable", "CPU exception 14 (page fault), error code 0x11" in log,
+          log[-1500:])
+    log = panic_boot("ud")
+    check("panic/invalid-opcode", "CPU exception 6 (invalid opcode)" in log, log[-1500:])
 
 
 def qemu_bios_reboot(check):
