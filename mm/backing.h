@@ -1,0 +1,78 @@
+/* What backs a memslot's guest frames: the analogue of the host memory a
+ * userspace VMM would map into a guest.
+ *
+ *   eager:   every frame allocated when the slot is created, in blocks as large
+ *            and as aligned as the allocator gives (hugetlbfs-like), so that
+ *            2 MiB and 1 GiB mappings are possible;
+ *   lazy:    a zeroed 4 KiB frame on first touch (anonymous memory, no THP);
+ *   restore: on first touch, the chunk around the page is filled from a source
+ *            image, chunk_pages at a time (userfaultfd doing UFFDIO_COPY).
+ *
+ * The backing keeps one word per guest page: the frame's physical address,
+ * with the order of the eager block holding it in the low bits, or 0 while the
+ * page is not backed (lazy and restore only). Words change by atomic exchange,
+ * so a fault may read and fill them without the mmu_lock. */
+#pragma once
+#include "mm/frame.h"
+#include <stdbool.h>
+#include <stdint.h>
+
+enum backing_kind {
+	BACKING_EAGER,
+	BACKING_LAZY,
+	BACKING_RESTORE,
+};
+
+struct backing_config {
+	enum backing_kind kind;
+	/* Eager only: leave the frames' contents as the allocator hands them out.
+	 * For benchmarks (on the host, fresh memory is already zero and zeroing
+	 * 1 GiB would only cost time and resident memory) and for loaders that
+	 * overwrite the whole slot. Otherwise eager frames are zeroed at creation. */
+	bool no_zero;
+	/* Restore only: the image (slot offset 0 = image byte 0; pages past its end
+	 * read as zero) and the fill granularity, a power of two (default 1). */
+	const void *image;
+	uint64_t image_bytes;
+	uint32_t chunk_pages;
+};
+
+struct backing {
+	struct backing_config cfg;
+	uint64_t base_gfn; /* where the slot sits: eager blocks align on guest gfns */
+	uint64_t npages;
+	uint64_t *frames;  /* one word per page, see above */
+	paddr_t frames_pa; /* the block holding `frames` */
+	unsigned frames_order;
+	uint64_t resident; /* backed 4 KiB pages */
+};
+
+#define BACKING_ORDER_MASK 0x1full
+
+/* 0, or -1 when memory runs out (nothing is left allocated then). */
+int backing_create(struct backing *b, uint64_t base_gfn, uint64_t npages,
+		   const struct backing_config *cfg);
+/* Frees every frame. No mapping of them may remain. */
+void backing_destroy(struct backing *b);
+
+/* The frame backing page `index`, backing it first if needed; 0 if memory ran
+ * out. Safe against concurrent callers. */
+paddr_t backing_get(struct backing *b, uint64_t index);
+/* The frame backing page `index`, or 0: never allocates. */
+static inline paddr_t backing_peek(const struct backing *b, uint64_t index)
+{
+	return __atomic_load_n(&b->frames[index], __ATOMIC_ACQUIRE) & ~BACKING_ORDER_MASK;
+}
+
+/* The largest mapping level (1, 2 or 3) that page `index` may use: the whole
+ * aligned 2 MiB or 1 GiB region around it lies in one contiguous, aligned
+ * block of this backing. */
+int backing_max_level(const struct backing *b, uint64_t index);
+
+/* Drop pages [first, first + count): lazy and restore pages become unbacked
+ * (their frames are freed), eager pages are zeroed. No mapping of them may
+ * remain and no TLB may still hold one. */
+void backing_drop(struct backing *b, uint64_t first, uint64_t count);
+
+/* Recount of backed pages, for the audit. */
+uint64_t backing_count_resident(const struct backing *b);

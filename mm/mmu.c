@@ -1,0 +1,183 @@
+/* VM-level MMU operations: life cycle, memslots, invalidations, TLB flushes and
+ * guest-memory copies. The locking protocol is described in mmu.h. */
+#include "mm/mmu_internal.h"
+#include "lib/string.h"
+
+int mmu_init(struct mmu *mmu, const struct spte_format *fmt, void (*flush_tlb)(void *ctx),
+	     void *flush_ctx)
+{
+	memset(mmu, 0, sizeof(*mmu));
+	mmu->root.fmt = fmt;
+	mmu->flush_tlb = flush_tlb;
+	mmu->flush_ctx = flush_ctx;
+	mmu->root.table = tdp_table_alloc(mmu, TDP_ROOT_LEVEL, 0);
+	return mmu->root.table ? 0 : -1;
+}
+
+void mmu_flush_tlb(struct mmu *mmu)
+{
+	stat_add(&mmu->stats.remote_tlb_flush, 1);
+	mmu->flush_tlb(mmu->flush_ctx);
+	tdp_free_flushed_tables(mmu);
+}
+
+/* Bracket an invalidation (protocol in mmu.h). Both run under the write lock. */
+static void invalidate_begin(struct mmu *mmu)
+{
+	__atomic_store_n(&mmu->invalidate_in_progress, mmu->invalidate_in_progress + 1,
+			 __ATOMIC_RELAXED);
+}
+
+static void invalidate_end(struct mmu *mmu)
+{
+	__atomic_store_n(&mmu->invalidate_seq, mmu->invalidate_seq + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&mmu->invalidate_in_progress, mmu->invalidate_in_progress - 1,
+			 __ATOMIC_RELAXED);
+}
+
+/* Zap (tables too, when asked), flush, and hand the caller the range with no
+ * mapping and no TLB entry left, all inside one invalidation. The caller then
+ * drops backing and ends the invalidation, still under the write lock. */
+static void invalidate_range(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables)
+{
+	write_lock(&mmu->lock);
+	invalidate_begin(mmu);
+	if (tdp_zap(mmu, start, end, free_tables, true))
+		mmu_flush_tlb(mmu);
+}
+
+void mmu_destroy(struct mmu *mmu)
+{
+	write_lock(&mmu->slots_lock);
+	invalidate_range(mmu, 0, TDP_GFN_LIMIT, true);
+	invalidate_end(mmu);
+	write_unlock(&mmu->lock);
+	for (unsigned i = 0; i < mmu->slots.count; i++)
+		backing_destroy(&mmu->slots.slot[i].backing);
+	mmu->slots.count = 0;
+	tdp_table_free_unlinked(mmu, mmu->root.table);
+	mmu->root.table = 0;
+	write_unlock(&mmu->slots_lock);
+}
+
+int mmu_slot_add(struct mmu *mmu, const struct memslot_config *cfg)
+{
+	uint64_t base = cfg->gpa >> PAGE_SHIFT, npages = cfg->size >> PAGE_SHIFT;
+	struct backing backing;
+	int pos;
+
+	if ((cfg->gpa | cfg->size) & (PAGE_SIZE - 1))
+		return -1;
+	/* Built before taking the lock: an eager backing may take long to zero. */
+	if (!npages || backing_create(&backing, base, npages, &cfg->backing))
+		return -1;
+	write_lock(&mmu->slots_lock);
+	pos = memslot_insert_pos(&mmu->slots, base, npages);
+	if (pos >= 0) {
+		struct memslot *s = &mmu->slots.slot[pos];
+
+		memmove(s + 1, s, (mmu->slots.count - (unsigned)pos) * sizeof(*s));
+		*s = (struct memslot){ .base_gfn = base, .npages = npages, .flags = cfg->flags,
+				       .backing = backing };
+		mmu->slots.count++;
+	}
+	write_unlock(&mmu->slots_lock);
+	if (pos < 0)
+		backing_destroy(&backing);
+	return pos < 0 ? -1 : 0;
+}
+
+int mmu_slot_remove(struct mmu *mmu, uint64_t gpa)
+{
+	struct memslot *s;
+	unsigned i;
+
+	write_lock(&mmu->slots_lock);
+	s = memslot_at(&mmu->slots, gpa >> PAGE_SHIFT);
+	if (!s) {
+		write_unlock(&mmu->slots_lock);
+		return -1;
+	}
+	/* Tables wholly inside the slot go too: nothing else can map there. */
+	invalidate_range(mmu, s->base_gfn, memslot_end(s), true);
+	invalidate_end(mmu);
+	write_unlock(&mmu->lock);
+	backing_destroy(&s->backing);
+	i = (unsigned)(s - mmu->slots.slot);
+	memmove(s, s + 1, (mmu->slots.count - i - 1) * sizeof(*s));
+	mmu->slots.count--;
+	write_unlock(&mmu->slots_lock);
+	return 0;
+}
+
+void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len)
+{
+	uint64_t start = gpa >> PAGE_SHIFT;
+	uint64_t end = (gpa + len + PAGE_SIZE - 1) >> PAGE_SHIFT;
+
+	read_lock(&mmu->slots_lock);
+	invalidate_range(mmu, start, end, false);
+	for (unsigned i = 0; i < mmu->slots.count; i++) {
+		struct memslot *s = &mmu->slots.slot[i];
+		uint64_t a = s->base_gfn > start ? s->base_gfn : start;
+		uint64_t b = memslot_end(s) < end ? memslot_end(s) : end;
+
+		if (a < b)
+			backing_drop(&s->backing, a - s->base_gfn, b - a);
+	}
+	invalidate_end(mmu);
+	write_unlock(&mmu->lock);
+	read_unlock(&mmu->slots_lock);
+}
+
+/* Guest copies hold the read lock so that a discard cannot free a frame while
+ * it is being copied. */
+static int guest_copy(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len, bool to_guest)
+{
+	int ret = 0;
+
+	read_lock(&mmu->slots_lock);
+	read_lock(&mmu->lock);
+	while (len) {
+		uint64_t gfn = gpa >> PAGE_SHIFT, off = gpa & (PAGE_SIZE - 1);
+		uint64_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
+		struct memslot *s = memslot_find(&mmu->slots, gfn);
+		paddr_t pa = s ? backing_get(&s->backing, gfn - s->base_gfn) : 0;
+
+		if (!pa) {
+			ret = -1;
+			break;
+		}
+		if (to_guest)
+			memcpy((char *)pa_to_va(pa) + off, buf, n);
+		else
+			memcpy(buf, (char *)pa_to_va(pa) + off, n);
+		buf = (char *)buf + n;
+		gpa += n;
+		len -= n;
+	}
+	read_unlock(&mmu->lock);
+	read_unlock(&mmu->slots_lock);
+	return ret;
+}
+
+int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len)
+{
+	return guest_copy(mmu, gpa, buf, len, false);
+}
+
+int mmu_write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len)
+{
+	return guest_copy(mmu, gpa, (void *)buf, len, true);
+}
+
+uint64_t mmu_backed_pages(struct mmu *mmu)
+{
+	uint64_t n = 0;
+
+	read_lock(&mmu->slots_lock);
+	for (unsigned i = 0; i < mmu->slots.count; i++)
+		n += __atomic_load_n(&mmu->slots.slot[i].backing.resident, __ATOMIC_RELAXED);
+	read_unlock(&mmu->slots_lock);
+	return n;
+}

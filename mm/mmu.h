@@ -1,0 +1,118 @@
+/* The TDP MMU of one VM: second-level page tables (NPT or EPT), the memslots
+ * that say what guest-physical memory exists, and the locking that lets vCPU
+ * faults run concurrently with invalidations. virt/ embeds a struct mmu in its
+ * VM and calls only the functions below; docs/mmu.md has the full story.
+ *
+ * Locking (the protocol, written down once):
+ *
+ *   slots_lock (rwlock)  read: a fault, a discard, a guest-memory copy, the audit;
+ *                        write: slot add and remove. Taken before mmu_lock.
+ *   lock (mmu_lock)      read: faults, which change SPTEs only by compare-exchange
+ *                        and only from non-present to present (a leaf, or a new
+ *                        table), so no table is ever freed under a reader;
+ *                        write: zaps, slot removal, discard, the audit, which may
+ *                        drop it at yield points (flushing first if a zap is
+ *                        pending: once the lock is dropped, others see the entry
+ *                        gone and must be able to assume no TLB holds it).
+ *   invalidate_in_progress, invalidate_seq (changed under the write lock):
+ *                        an invalidation (discard, slot removal) raises the count
+ *                        before it zaps and, after it has zapped, flushed and
+ *                        dropped the backing, bumps the sequence and lowers the
+ *                        count. A fault reads the sequence before it resolves the
+ *                        backing frame (without mmu_lock, as KVM resolves a pfn),
+ *                        then, under the read lock, retries if an invalidation is
+ *                        in progress or the sequence moved: a frame looked up
+ *                        before or during an invalidation is never installed.
+ *
+ * Flushes: operations that remove or weaken SPTEs return "flush needed" instead
+ * of flushing, so that callers batch; whoever holds the write lock flushes before
+ * releasing it (mmu_flush_tlb), and page-table frames unlinked by a zap are freed
+ * only after that flush. Installing a mapping where none was needs no flush. */
+#pragma once
+#include "arch/x86/lock.h"
+#include "mm/memslot.h"
+#include "mm/mmu_stats.h"
+#include "mm/tdp_iter.h"
+
+struct mmu {
+	struct tdp_root root;
+	struct rwlock lock;
+	struct rwlock slots_lock;
+	uint32_t invalidate_in_progress;
+	uint64_t invalidate_seq;
+	struct memslots slots;
+	struct mmu_stats stats;
+	/* Supplied by the backend: INVEPT single-context, or TLB_CONTROL / a new
+	 * ASID. Called with the write lock held, or with the VM quiescent. */
+	void (*flush_tlb)(void *ctx);
+	void *flush_ctx;
+	paddr_t tables_to_free; /* unlinked tables awaiting the next flush */
+};
+
+enum tdp_fault_result {
+	TDP_FIXED,      /* a mapping was installed */
+	TDP_SPURIOUS,   /* a mapping that allows the access was already there */
+	TDP_RETRY,      /* raced an invalidation or another fault: re-enter the guest */
+	TDP_NO_SLOT,    /* no memslot: MMIO or a bad access */
+	TDP_PERMISSION, /* the slot forbids the access (e.g. a write to read-only) */
+	TDP_NO_MEMORY,  /* no frame for the backing or a page table */
+};
+
+/* VM life cycle. mmu_init returns 0, or -1 if no root table can be had. */
+int mmu_init(struct mmu *mmu, const struct spte_format *fmt, void (*flush_tlb)(void *ctx),
+	     void *flush_ctx);
+/* Frees every table, slot and backing frame. No vCPU may run. */
+void mmu_destroy(struct mmu *mmu);
+/* nCR3 or EPTP for the VM's root. */
+static inline uint64_t mmu_root_pointer(const struct mmu *mmu)
+{
+	return mmu->root.fmt->root_pointer(mmu->root.fmt, mmu->root.table);
+}
+
+/* Memslots: gpa and size page-aligned. 0 or -1 (overlap, full, no memory). */
+struct memslot_config {
+	uint64_t gpa;
+	uint64_t size;
+	uint32_t flags; /* MEMSLOT_* */
+	struct backing_config backing;
+};
+int mmu_slot_add(struct mmu *mmu, const struct memslot_config *cfg);
+int mmu_slot_remove(struct mmu *mmu, uint64_t gpa);
+
+/* The nested-page-fault handler: TDP_ACC_* bits of the faulting access. */
+enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access);
+
+/* Zap the leaves mapping any of gfns [start, end), keeping the tables. Caller
+ * holds the write lock; the zap may yield it. Returns whether a TLB flush is
+ * needed; the caller flushes before releasing the lock. */
+bool tdp_zap_range(struct mmu *mmu, uint64_t start, uint64_t end);
+/* MADV_DONTNEED: zap [gpa, gpa + len), flush, drop the backing. The next access
+ * faults in a zeroed frame (lazy, eager) or the image's data (restore). */
+void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len);
+/* Runs the backend's flush and frees the tables that waited for it. */
+void mmu_flush_tlb(struct mmu *mmu);
+
+/* Software walk. Caller holds mmu_lock (either mode). Returns false if gpa is
+ * unmapped; otherwise the host address gpa translates to, the leaf's level and
+ * its TDP_ACC_* rights. */
+bool tdp_translate(struct mmu *mmu, uint64_t gpa, paddr_t *hpa, int *level, unsigned *rights);
+
+/* Copy between the hypervisor and guest memory through the memslots, backing
+ * pages on demand (read-only slots may be written: this is the loader's path).
+ * 0, or -1 if part of the range has no slot or memory ran out. */
+int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len);
+int mmu_write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len);
+
+/* Audit of every invariant (see mmu_audit.c). Takes the locks itself. */
+struct mmu_audit_report {
+	uint64_t errors;
+	uint64_t tables;
+	uint64_t leaves[3];
+	uint64_t backed_pages;
+	char first_error[192];
+};
+bool mmu_audit(struct mmu *mmu, struct mmu_audit_report *report);
+void mmu_audit_print(const struct mmu_audit_report *report);
+
+/* Page-table frames currently held (stats.mmu_tables) and guest frames backed. */
+uint64_t mmu_backed_pages(struct mmu *mmu);

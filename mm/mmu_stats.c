@@ -1,0 +1,33 @@
+/* The MMU's counters on the console. */
+#include "mm/mmu.h"
+#include "lib/print.h"
+
+#define STAT_ROW(name) { #name, offsetof(struct mmu_stats, name) }
+
+static const struct {
+	const char *name;
+	size_t offset;
+} stat_rows[] = {
+	STAT_ROW(pf_taken),         STAT_ROW(pf_fixed),          STAT_ROW(pf_spurious),
+	STAT_ROW(pf_retry),         STAT_ROW(pf_no_slot),        STAT_ROW(pf_permission),
+	STAT_ROW(pf_no_memory),     STAT_ROW(pages_4k),          STAT_ROW(pages_2m),
+	STAT_ROW(pages_1g),         STAT_ROW(spte_visited),      STAT_ROW(tables_descended),
+	STAT_ROW(leaves_installed), STAT_ROW(leaves_zapped),     STAT_ROW(zap_yields),
+	STAT_ROW(remote_tlb_flush_requests),                     STAT_ROW(remote_tlb_flush),
+	STAT_ROW(mmu_tables),       STAT_ROW(tables_allocated),  STAT_ROW(tables_freed),
+};
+
+void mmu_stats_print(struct mmu *mmu)
+{
+	uint64_t tables = stat_read(&mmu->stats.mmu_tables);
+	uint64_t backed = mmu_backed_pages(mmu);
+
+	kprintf("mmu (%s):\n", mmu->root.fmt->name);
+	for (size_t i = 0; i < sizeof(stat_rows) / sizeof(stat_rows[0]); i++)
+		kprintf("  %-26s %llu\n", stat_rows[i].name,
+			(unsigned long long)stat_read(
+				(uint64_t *)((char *)&mmu->stats + stat_rows[i].offset)));
+	kprintf("  held: page tables %llu KiB, guest memory %llu KiB in %u slots\n",
+		(unsigned long long)(tables * PAGE_SIZE >> 10),
+		(unsigned long long)(backed * PAGE_SIZE >> 10), mmu->slots.count);
+}

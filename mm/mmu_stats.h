@@ -1,0 +1,53 @@
+/* Per-VM MMU counters. Names follow KVM's kvm_stat where KVM has one. Every
+ * counter is a relaxed atomic add (faults update them concurrently under the read
+ * lock), and walks add their work once per operation, not once per entry, so
+ * that the counters stay on in production. */
+#pragma once
+#include <stdint.h>
+
+struct mmu_stats {
+	/* Faults (tdp_map) by outcome. */
+	uint64_t pf_taken;
+	uint64_t pf_fixed;
+	uint64_t pf_spurious;
+	uint64_t pf_retry;       /* raced an invalidation or another fault */
+	uint64_t pf_no_slot;
+	uint64_t pf_permission;
+	uint64_t pf_no_memory;
+	/* Present leaves by size: pages[level - 1]. */
+	union {
+		struct {
+			uint64_t pages_4k;
+			uint64_t pages_2m;
+			uint64_t pages_1g;
+		};
+		uint64_t pages[3];
+	};
+	/* Work done by walks. */
+	uint64_t spte_visited;
+	uint64_t tables_descended;
+	uint64_t leaves_installed;
+	uint64_t leaves_zapped;
+	uint64_t zap_yields;
+	/* TLB flushes: asked for by MMU operations, and carried out. */
+	uint64_t remote_tlb_flush_requests;
+	uint64_t remote_tlb_flush;
+	/* Memory the MMU holds. */
+	uint64_t mmu_tables;      /* page-table frames, the root included */
+	uint64_t tables_allocated;
+	uint64_t tables_freed;
+};
+
+static inline void stat_add(uint64_t *counter, int64_t n)
+{
+	__atomic_fetch_add(counter, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t stat_read(const uint64_t *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+struct mmu;
+/* Counters and held memory, on the console. */
+void mmu_stats_print(struct mmu *mmu);

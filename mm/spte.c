@@ -1,0 +1,157 @@
+/* SPTE changes and page-table frames.
+ *
+ * Every change of an SPTE goes through handle_changed_spte(), after the entry
+ * has been written. It is the one place that knows what a change means:
+ *  - the present count of the table holding the entry (struct frame pt.present),
+ *  - the per-level leaf counts (pages_4k, pages_2m, pages_1g) and the
+ *    leaves_installed / leaves_zapped work counters,
+ *  - a present table entry that goes away: the subtree below is emptied through
+ *    this same function, entry by entry, and its tables are freed after the next
+ *    flush;
+ *  - the hooks leaf_mapped() / leaf_unmapped(), where reverse maps (add/remove
+ *    the SPTE for the backing frame), dirty tracking (a writable leaf that goes
+ *    away marks its page dirty) and the leaf-empty hint (cleared when a leaf is
+ *    installed in a 4 KiB table) attach. */
+#include "mm/mmu_internal.h"
+#include "lib/string.h"
+
+static struct frame *table_frame_of(const uint64_t *sptep)
+{
+	return frame_of(va_to_pa(sptep) & ~(PAGE_SIZE - 1));
+}
+
+paddr_t tdp_table_alloc(struct mmu *mmu, int level, uint64_t base_gfn)
+{
+	paddr_t pa = frame_alloc_zeroed(0);
+	struct frame *f;
+
+	if (!pa)
+		return 0;
+	f = frame_of(pa);
+	f->flags |= FRAME_PAGETABLE;
+	f->pt.present = 0;
+	f->pt.level = (uint8_t)level;
+	f->pt.hint = 0;
+	f->pt.base_gfn_hi = (uint32_t)(base_gfn >> 9);
+	stat_add(&mmu->stats.mmu_tables, 1);
+	stat_add(&mmu->stats.tables_allocated, 1);
+	return pa;
+}
+
+void tdp_table_free_unlinked(struct mmu *mmu, paddr_t table)
+{
+	frame_of(table)->flags &= ~FRAME_PAGETABLE;
+	frame_free(table, 0);
+	stat_add(&mmu->stats.mmu_tables, -1);
+	stat_add(&mmu->stats.tables_freed, 1);
+}
+
+/* Unlinked tables wait on a list threaded through their first entry: their
+ * contents are dead once the subtree has been emptied. */
+static void defer_table_free(struct mmu *mmu, paddr_t table)
+{
+	*(uint64_t *)pa_to_va(table) = mmu->tables_to_free;
+	mmu->tables_to_free = table;
+}
+
+void tdp_free_flushed_tables(struct mmu *mmu)
+{
+	while (mmu->tables_to_free) {
+		paddr_t table = mmu->tables_to_free;
+
+		mmu->tables_to_free = *(uint64_t *)pa_to_va(table);
+		tdp_table_free_unlinked(mmu, table);
+	}
+}
+
+static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
+				uint64_t old_spte, uint64_t new_spte, bool shared);
+
+static void leaf_mapped(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
+{
+	(void)gfn;
+	(void)spte;
+	stat_add(&mmu->stats.pages[level - 1], 1);
+	stat_add(&mmu->stats.leaves_installed, 1);
+}
+
+static void leaf_unmapped(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
+{
+	(void)gfn;
+	(void)spte;
+	stat_add(&mmu->stats.pages[level - 1], -1);
+	stat_add(&mmu->stats.leaves_zapped, 1);
+}
+
+/* A table entry was removed: empty the child table through the choke point
+ * (so that every leaf below is accounted and unhooked), then queue the table.
+ * Only under the write lock: a reader could still be walking the table. */
+static void handle_removed_table(struct mmu *mmu, paddr_t table, int level, uint64_t base_gfn)
+{
+	uint64_t *pt = pa_to_va(table);
+
+	for (unsigned i = 0; i < SPTE_PER_TABLE; i++) {
+		uint64_t old = pt[i];
+
+		if (old == SPTE_NONE)
+			continue;
+		old = __atomic_exchange_n(&pt[i], SPTE_NONE, __ATOMIC_RELAXED);
+		handle_changed_spte(mmu, &pt[i], base_gfn + i * tdp_level_pages(level), level, old,
+				    SPTE_NONE, false);
+	}
+	stat_add(&mmu->stats.spte_visited, SPTE_PER_TABLE);
+	defer_table_free(mmu, table);
+}
+
+static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
+				uint64_t old_spte, uint64_t new_spte, bool shared)
+{
+	const struct spte_format *f = mmu->root.fmt;
+	bool was_present = spte_present(f, old_spte), is_present = spte_present(f, new_spte);
+	bool was_leaf = was_present && spte_is_leaf(f, old_spte, level);
+	bool is_leaf = is_present && spte_is_leaf(f, new_spte, level);
+
+	if (old_spte == new_spte)
+		return;
+	if (was_present != is_present)
+		__atomic_fetch_add(&table_frame_of(sptep)->pt.present, is_present ? 1 : -1,
+				   __ATOMIC_RELAXED);
+	/* Same frame, same kind, same level: only rights or A/D bits changed. */
+	if (was_present && is_present && was_leaf == is_leaf &&
+	    spte_addr(f, old_spte) == spte_addr(f, new_spte))
+		return;
+	if (was_leaf)
+		leaf_unmapped(mmu, gfn, old_spte, level);
+	if (is_leaf)
+		leaf_mapped(mmu, gfn, new_spte, level);
+	if (was_present && !was_leaf) {
+		/* Faults never remove tables: a reader may be inside this one. */
+		if (shared)
+			__builtin_trap();
+		handle_removed_table(mmu, spte_addr(f, old_spte), level - 1, gfn);
+	}
+}
+
+bool tdp_set_spte_atomic(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
+{
+	if (!__atomic_compare_exchange_n(it->sptep, &it->old_spte, new_spte, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, it->old_spte, new_spte, true);
+	it->old_spte = new_spte;
+	return true;
+}
+
+void tdp_set_spte(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
+{
+	uint64_t old = __atomic_exchange_n(it->sptep, new_spte, __ATOMIC_ACQ_REL);
+
+	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, old, new_spte, false);
+	it->old_spte = new_spte;
+}
+
+void tdp_iter_account(struct mmu *mmu, const struct tdp_iter *it)
+{
+	stat_add(&mmu->stats.spte_visited, it->visited);
+	stat_add(&mmu->stats.tables_descended, it->descended);
+}

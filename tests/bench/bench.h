@@ -1,0 +1,36 @@
+/* Host benchmarks: each BENCH() registers a function that prints its rows, for
+ * people and as `@bench key=value ...` lines for scripts. `bench --smoke` runs
+ * every benchmark small and fast (the test suite does); `bench NAME...` runs the
+ * benchmarks whose names start with one of the arguments. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+struct bench {
+	const char *name;
+	void (*fn)(bool smoke);
+	struct bench *next;
+};
+
+void bench_register(struct bench *b);
+
+#define BENCH(name_)                                                           \
+	static void bench_##name_(bool smoke);                                 \
+	static struct bench bench_reg_##name_ = { #name_, bench_##name_, 0 };  \
+	__attribute__((constructor)) static void bench_ctor_##name_(void)      \
+	{                                                                      \
+		bench_register(&bench_reg_##name_);                            \
+	}                                                                      \
+	static void bench_##name_(bool smoke)
+
+uint64_t bench_now_ns(void);
+
+/* Median, min and max of n samples (sorted in place). */
+struct bench_spread {
+	uint64_t median, min, max;
+};
+struct bench_spread bench_spread(uint64_t *samples, unsigned n);
+
+/* The benchmark program was started with --instructions-child ARG: the
+ * argument, else NULL (see mmu_bench.c). */
+extern const char *bench_child_arg;

@@ -1,0 +1,21 @@
+/* Intel EPT entry format for the TDP MMU. */
+#pragma once
+#include "mm/spte.h"
+
+#define EPT_R (1ull << 0)
+#define EPT_W (1ull << 1)
+#define EPT_X (1ull << 2)
+#define EPT_MEMTYPE_WB (6ull << 3)  /* leaf memory type, bits 5:3 */
+#define EPT_IPAT (1ull << 6)        /* leaf: ignore the guest PAT */
+#define EPT_LARGE (1ull << 7)
+#define EPT_A (1ull << 8)           /* only with A/D enabled in the EPTP */
+#define EPT_D (1ull << 9)
+#define EPT_ADDR 0x000ffffffffff000ull
+
+#define EPTP_MEMTYPE_WB 6ull
+#define EPTP_WALK_4 (3ull << 3)     /* walk length minus one */
+#define EPTP_AD (1ull << 6)
+
+/* The format with or without accessed/dirty flags (IA32_VMX_EPT_VPID_CAP bit 21
+ * says whether the CPU has them). */
+const struct spte_format *ept_format(bool ad_enabled);
