@@ -1,0 +1,93 @@
+/* A virtual CPU, vendor-neutral, and the interface the SVM and VMX backends
+ * implement. A backend loads the registers below into its VMCB or VMCS before
+ * entry, stores them after the exit, and decodes the exit into a struct vexit;
+ * everything that follows (I/O, CPUID, MSRs, hypercalls, nested page faults)
+ * is handled once, in virt/, for both. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct spte_format;
+struct vm;
+
+struct vcpu_regs {
+	uint64_t rax, rbx, rcx, rdx, rsi, rdi, rbp, r8, r9, r10, r11, r12, r13, r14, r15;
+	uint64_t rsp, rip, rflags;
+};
+
+/* Why the guest stopped running, decoded. */
+enum vexit_kind {
+	VEXIT_NPF,        /* nested page fault / EPT violation */
+	VEXIT_IO,         /* IN / OUT */
+	VEXIT_HYPERCALL,  /* VMMCALL / VMCALL */
+	VEXIT_CPUID,
+	VEXIT_RDMSR,
+	VEXIT_WRMSR,
+	VEXIT_HLT,
+	VEXIT_XSETBV,
+	VEXIT_INTR,       /* a host interrupt arrived; the guest resumes after it */
+	VEXIT_SHUTDOWN,   /* triple fault */
+	VEXIT_HANDLED,    /* the backend handled it itself (e.g. CR access under VMX) */
+	VEXIT_FAILED,     /* the backend could not enter or continue: reason in text */
+	VEXIT_UNKNOWN,    /* an exit virt/ has no handler for */
+	VEXIT_KINDS
+};
+
+struct vexit {
+	enum vexit_kind kind;
+	/* Length of the exiting instruction, for skipping it; 0 if unknown. */
+	unsigned insn_len;
+	union {
+		struct {
+			uint64_t gpa;
+			unsigned access; /* TDP_ACC_* of the access */
+			bool present;    /* the entry was present: a permission fault */
+		} npf;
+		struct {
+			uint16_t port;
+			uint8_t size; /* 1, 2 or 4 */
+			bool in;
+			bool string;  /* INS/OUTS: not emulated, stops the guest */
+		} io;
+	};
+	/* The backend's own exit code and qualification, for reports. */
+	uint64_t code, info1, info2;
+	char text[96];
+};
+
+/* The interface of a hardware backend (svm/svm.c, vmx/vmx.c). */
+struct virt_backend {
+	const char *name;                  /* "svm" or "vmx" */
+	const struct spte_format *tdp;     /* NPT or EPT entries */
+	/* Turn virtualization on for this CPU; false with a reason. */
+	bool (*cpu_enable)(char *err, size_t len);
+	/* Build the vCPU's control block in 32-bit protected mode with paging
+	 * off and flat 4 GiB segments, as multiboot requires; 0 or -1. */
+	int (*vcpu_create)(struct vcpu *v);
+	void (*vcpu_destroy)(struct vcpu *v);
+	/* Enter the guest until the next exit. Interrupts arriving meanwhile are
+	 * taken by sprig before run returns. */
+	void (*run)(struct vcpu *v, struct vexit *e);
+	/* Guest EFER and the MSRs the control block holds (FS/GS base, ...):
+	 * true if the backend handled the access. */
+	bool (*msr_read)(struct vcpu *v, uint32_t msr, uint64_t *val);
+	bool (*msr_write)(struct vcpu *v, uint32_t msr, uint64_t val);
+	void (*inject_gp)(struct vcpu *v);
+	/* Flush the guest's TLB entries before the next entry (MMU callback). */
+	void (*flush_tlb)(void *vcpu);
+	/* Control registers, segments and exit state for a report. */
+	void (*dump)(struct vcpu *v);
+};
+
+struct vcpu {
+	struct vm *vm;
+	struct vcpu_regs regs;
+	void *arch;            /* the backend's state: VMCB or VMCS and friends */
+	uint8_t *xsave;        /* the guest's FPU/SSE/AVX state, 64-byte aligned */
+	uint64_t xcr0;         /* the guest's XCR0 */
+	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
+	bool flush_pending;    /* the MMU asked for a TLB flush */
+};
+
+extern const struct virt_backend *backend;
