@@ -1,6 +1,7 @@
 #!/bin/sh
 # mkiso.sh ELF ISO "KERNEL ARGS" [MODULE...]: a hybrid BIOS/UEFI GRUB rescue ISO
-# that boots ELF with multiboot2, console on COM1. Words of ARGS are passed as
+# that boots ELF with multiboot2, console on COM1; each MODULE's string is its
+# file name without .elf. Words of ARGS are passed as
 # written in grub.cfg (GRUB strips quotes and re-quotes words with spaces).
 set -eu
 elf=$1 iso=$2 args=${3:-}
@@ -19,7 +20,8 @@ cp "$elf" "$dir/boot/sprig.elf"
 	n=0
 	for m in "$@"; do
 		cp "$m" "$dir/boot/mod$n"
-		echo "  module2 /boot/mod$n $(basename "$m")"
+		name=$(basename "$m")
+		echo "  module2 /boot/mod$n ${name%.elf}"
 		n=$((n + 1))
 	done
 	echo "  boot"

@@ -1,0 +1,69 @@
+# Test guests: multiboot (version 1) kernels, build/guests/NAME.elf, that boot
+# bare under `qemu-system-x86_64 -kernel` and under sprig. Included by the
+# top-level Makefile, which defines CC (honouring CROSS_COMPILE) and B.
+#   make guests      every guest; GUEST_ELFS lists them
+#
+# A guest is guests/NAME.c or the sources in guests/NAME/, linked with the
+# runtime in guests/rt/. Guests in GUEST_AOUT use the multiboot a.out kludge
+# and stay ELF64 files; the others become ELF32 files (QEMU refuses ELF64),
+# so that a loader is tested on both.
+
+GUEST_NAMES := hello touch exec fpu misbehave balloon
+GUEST_AOUT := touch exec misbehave
+GUEST_ELFS := $(patsubst %,$(B)/guests/%.elf,$(GUEST_NAMES))
+
+GUEST_OBJCOPY := $(CROSS_COMPILE)objcopy
+GUEST_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+	-m64 -march=x86-64 -ffreestanding -fno-pic -fno-pie -mno-red-zone \
+	-mgeneral-regs-only -mcmodel=small -fno-stack-protector \
+	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -nostdlib \
+	-fno-strict-aliasing -I. -MMD -MP
+GUEST_ASFLAGS := $(GUEST_CFLAGS) -D__ASSEMBLY__
+GUEST_LDFLAGS := -Wl,--build-id=none -Wl,--no-warn-rwx-segments -nostdlib -static \
+	-no-pie -T guests/rt/guest.ld -z max-page-size=0x1000 -z noexecstack
+
+GUEST_OBJ_DIR := $(B)/guests/obj
+GUEST_RT_OBJS := $(GUEST_OBJ_DIR)/rt/rt.c.o $(GUEST_OBJ_DIR)/rt/printf.c.o
+
+.PHONY: guests
+guests: $(GUEST_ELFS)
+
+$(GUEST_OBJ_DIR)/%.c.o: guests/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_CFLAGS) -c $< -o $@
+$(GUEST_OBJ_DIR)/%.S.o: guests/%.S
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_ASFLAGS) -c $< -o $@
+$(GUEST_OBJ_DIR)/rt/entry-elf.o: guests/rt/entry.S
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_ASFLAGS) -c $< -o $@
+$(GUEST_OBJ_DIR)/rt/entry-aout.o: guests/rt/entry.S
+	@mkdir -p $(dir $@)
+	$(CC) $(GUEST_ASFLAGS) -DRT_AOUT_KLUDGE -c $< -o $@
+
+# guest_objs NAME: the objects of one guest, without the runtime.
+guest_objs = $(patsubst guests/%,$(GUEST_OBJ_DIR)/%.o,\
+	$(wildcard guests/$(1).c guests/$(1)/*.c guests/$(1)/*.S))
+
+# An a.out-kludge guest: the linked ELF64 file is the image.
+define guest_aout_rule
+$(B)/guests/$(1).elf: $(GUEST_OBJ_DIR)/rt/entry-aout.o $(GUEST_RT_OBJS) \
+		$(call guest_objs,$(1)) guests/rt/guest.ld
+	$$(CC) $$(GUEST_CFLAGS) $$(GUEST_LDFLAGS) -o $$@ \
+		$$(filter %.o,$$^) -lgcc
+endef
+
+# An ELF guest: link ELF64, then rewrite the file as ELF32 for QEMU.
+define guest_elf_rule
+$(GUEST_OBJ_DIR)/$(1).elf64: $(GUEST_OBJ_DIR)/rt/entry-elf.o $(GUEST_RT_OBJS) \
+		$(call guest_objs,$(1)) guests/rt/guest.ld
+	$$(CC) $$(GUEST_CFLAGS) $$(GUEST_LDFLAGS) -o $$@ \
+		$$(filter %.o,$$^) -lgcc
+$(B)/guests/$(1).elf: $(GUEST_OBJ_DIR)/$(1).elf64
+	$$(GUEST_OBJCOPY) -O elf32-i386 $$< $$@
+endef
+
+$(foreach g,$(filter $(GUEST_AOUT),$(GUEST_NAMES)),$(eval $(call guest_aout_rule,$(g))))
+$(foreach g,$(filter-out $(GUEST_AOUT),$(GUEST_NAMES)),$(eval $(call guest_elf_rule,$(g))))
+
+-include $(wildcard $(GUEST_OBJ_DIR)/*.d $(GUEST_OBJ_DIR)/*/*.d)

@@ -1,0 +1,605 @@
+/* Multiboot 1 loader: a planning pass that validates the image and computes
+ * where everything goes (shared by mb1_check and mb1_load, so that the two
+ * can never disagree), then a writing pass that only copies. The image is
+ * read byte-wise with memcpy: it may be unaligned and no field is trusted
+ * before its bounds are checked. Every sum of guest addresses is done in 64
+ * bits on values already known to be below 2^32 or checked with
+ * __builtin_add_overflow. */
+#include "virt/mb1_loader.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include <stdarg.h>
+#include <stdbool.h>
+
+#define MiB (1ull << 20)
+#define GiB (1ull << 30)
+
+/* The header must lie in the first 8 KiB, 32-bit aligned. */
+#define HEADER_SEARCH_BYTES 8192u
+#define HEADER_BASE_BYTES 12u   /* magic, flags, checksum */
+#define HEADER_AOUT_BYTES 32u   /* ... header_addr, load_addr, load_end, bss_end, entry */
+
+enum {
+	HF_PAGE_ALIGN_MODULES = 1u << 0,
+	HF_MEMORY_INFO = 1u << 1,
+	HF_VIDEO_MODE = 1u << 2,
+	HF_AOUT_KLUDGE = 1u << 16,
+};
+/* Bits 0-15 are requirements a loader must refuse if it cannot meet them.
+ * Video mode (bit 2) is accepted and ignored, as QEMU does ("multiboot knows
+ * VBE. we don't."): sprig has no display, and the spec lets the loader pick
+ * another mode. */
+#define HF_REQUIRED_MASK 0xffffu
+#define HF_SUPPORTED (HF_PAGE_ALIGN_MODULES | HF_MEMORY_INFO | HF_VIDEO_MODE)
+
+/* struct multiboot_info: field offsets and flags. */
+enum {
+	MBI_FLAGS = 0,
+	MBI_MEM_LOWER = 4,
+	MBI_MEM_UPPER = 8,
+	MBI_BOOT_DEVICE = 12,
+	MBI_CMDLINE = 16,
+	MBI_MODS_COUNT = 20,
+	MBI_MODS_ADDR = 24,
+	MBI_MMAP_LENGTH = 44,
+	MBI_MMAP_ADDR = 48,
+	MBI_BOOT_LOADER_NAME = 64,
+	MBI_SIZE = 88,
+
+	MBI_HAS_MEMORY = 1u << 0,
+	MBI_HAS_BOOT_DEVICE = 1u << 1,
+	MBI_HAS_CMDLINE = 1u << 2,
+	MBI_HAS_MODS = 1u << 3,
+	MBI_HAS_MMAP = 1u << 6,
+	MBI_HAS_BOOT_LOADER_NAME = 1u << 9,
+
+	MOD_ENTRY_SIZE = 16,  /* mod_start, mod_end, string, reserved */
+	MMAP_ENTRY_SIZE = 24, /* size (= 20, not counting itself), base, length, type */
+};
+
+/* QEMU's value: "first BIOS disk, whole disk". */
+#define BOOT_DEVICE_NONE 0x8000ffffu
+#define BOOT_LOADER_NAME "sprig"
+
+/* The map SeaBIOS gives a QEMU guest below 1 MiB: the EBDA's KiB below 640 KiB
+ * and the BIOS at 0xf0000 reserved. SeaBIOS also reserves its tables at the top
+ * of RAM and the ROM alias at 0xfffc0000; sprig has no firmware there. */
+#define EBDA_START 0x9fc00ull
+#define VGA_START 0xa0000ull
+#define BIOS_START 0xf0000ull
+#define MMAP_ENTRIES 4
+#define MEM_USABLE 1
+#define MEM_RESERVED 2
+
+/* ELF32, the subset a loader needs. */
+#define EI_NIDENT 16
+#define EI_CLASS 4
+#define EI_DATA 5
+#define EI_VERSION 6
+#define ELFCLASS32 1
+#define ELFCLASS64 2
+#define ELFDATA2LSB 1
+#define EV_CURRENT 1
+#define ET_EXEC 2
+#define EM_386 3
+#define EM_X86_64 62
+#define PT_LOAD 1
+#define PF_X 1
+#define EHDR_SIZE 52
+#define PHDR_SIZE 32
+#define MAX_PHDRS 64
+
+/* What the planning pass found and decided. */
+struct mb1_plan {
+	bool aout;
+	uint32_t flags;
+	uint32_t entry;
+	/* a.out kludge: one range from the file, then bss. */
+	uint64_t aout_offset, aout_file_size, aout_mem_size;
+	/* ELF: the validated program header table. */
+	uint64_t phoff;
+	uint32_t phentsize, phnum;
+	/* [kernel_start, kernel_end): every loaded byte, bss included. */
+	uint64_t kernel_start, kernel_end;
+	/* Placement after the kernel. */
+	uint64_t mods_table, strings, strings_size, first_module, end;
+};
+
+struct elf_segment {
+	uint32_t type, flags;
+	uint64_t offset, vaddr, paddr, file_size, mem_size;
+};
+
+static int refuse(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int refuse(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen) {
+		va_start(ap, fmt);
+		kvsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static uint16_t rd16(const uint8_t *p)
+{
+	uint16_t v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+}
+
+/* Round up to a page; false on overflow. */
+static bool page_align(uint64_t x, uint64_t *out)
+{
+	if (x > UINT64_MAX - (PAGE_SIZE - 1))
+		return false;
+	*out = (x + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+	return true;
+}
+
+/* Program header i of a table plan_elf has bounded inside the image. */
+static void elf_segment_read(const uint8_t *img, const struct mb1_plan *p, uint32_t i,
+			     struct elf_segment *s)
+{
+	const uint8_t *ph = img + p->phoff + (uint64_t)i * p->phentsize;
+
+	s->type = rd32(ph + 0);
+	s->offset = rd32(ph + 4);
+	s->vaddr = rd32(ph + 8);
+	s->paddr = rd32(ph + 12);
+	s->file_size = rd32(ph + 16);
+	s->mem_size = rd32(ph + 20);
+	s->flags = rd32(ph + 24);
+}
+
+/* Segments QEMU loads: PT_LOAD with a non-zero size in memory. */
+static bool elf_segment_loaded(const struct elf_segment *s)
+{
+	return s->type == PT_LOAD && s->mem_size;
+}
+
+static int find_header(const uint8_t *img, uint64_t size, uint64_t *off, uint32_t *flags,
+		       char *err, size_t errlen)
+{
+	uint64_t limit = size < HEADER_SEARCH_BYTES ? size : HEADER_SEARCH_BYTES;
+	bool magic_seen = false;
+
+	if (size < HEADER_BASE_BYTES)
+		return refuse(err, errlen, "image too small for a multiboot header (%llu bytes)",
+			      (unsigned long long)size);
+	for (uint64_t i = 0; i + HEADER_BASE_BYTES <= limit; i += 4) {
+		uint32_t magic = rd32(img + i), f = rd32(img + i + 4), sum = rd32(img + i + 8);
+
+		if (magic != MB1_HEADER_MAGIC)
+			continue;
+		magic_seen = true;
+		if ((uint32_t)(magic + f + sum) != 0)
+			continue;
+		*off = i;
+		*flags = f;
+		return 0;
+	}
+	if (magic_seen)
+		return refuse(err, errlen, "bad multiboot header checksum");
+	return refuse(err, errlen, "no multiboot header in the first 8 KiB");
+}
+
+static int plan_aout(const uint8_t *img, uint64_t size, uint64_t hoff, uint64_t guest_mem,
+		     struct mb1_plan *p, char *err, size_t errlen)
+{
+	const uint8_t *h = img + hoff;
+	uint32_t header_addr, load_addr, load_end, bss_end, entry;
+	uint64_t header_in_load, load_size;
+
+	if (hoff + HEADER_AOUT_BYTES > size || hoff + HEADER_AOUT_BYTES > HEADER_SEARCH_BYTES)
+		return refuse(err, errlen, "a.out kludge: multiboot header truncated");
+	header_addr = rd32(h + 12);
+	load_addr = rd32(h + 16);
+	load_end = rd32(h + 20);
+	bss_end = rd32(h + 24);
+	entry = rd32(h + 28);
+
+	if (header_addr < load_addr)
+		return refuse(err, errlen, "a.out kludge: header_addr 0x%x below load_addr 0x%x",
+			      header_addr, load_addr);
+	header_in_load = header_addr - load_addr;
+	if (header_in_load > hoff)
+		return refuse(err, errlen,
+			      "a.out kludge: header_addr 0x%x - load_addr 0x%x puts the load "
+			      "start before the file", header_addr, load_addr);
+	p->aout_offset = hoff - header_in_load;
+	if (load_end) {
+		if (load_end < load_addr)
+			return refuse(err, errlen,
+				      "a.out kludge: load_end_addr 0x%x below load_addr 0x%x",
+				      load_end, load_addr);
+		load_size = load_end - load_addr;
+		if (load_size > size - p->aout_offset)
+			return refuse(err, errlen,
+				      "a.out kludge: load range 0x%x-0x%x runs past the end of the "
+				      "file", load_addr, load_end);
+	} else {
+		load_size = size - p->aout_offset;
+	}
+	p->aout_file_size = load_size;
+	p->aout_mem_size = load_size;
+	if (bss_end) {
+		if (bss_end < load_addr + load_size)
+			return refuse(err, errlen,
+				      "a.out kludge: bss_end_addr 0x%x below the end of the loaded "
+				      "image 0x%llx", bss_end,
+				      (unsigned long long)(load_addr + load_size));
+		p->aout_mem_size = bss_end - load_addr;
+	}
+	if (!load_size)
+		return refuse(err, errlen, "a.out kludge: nothing to load");
+	if (p->aout_mem_size > guest_mem || load_addr > guest_mem - p->aout_mem_size)
+		return refuse(err, errlen,
+			      "a.out kludge: image 0x%x-0x%llx lies outside guest memory (0x%llx)",
+			      load_addr, (unsigned long long)(load_addr + p->aout_mem_size),
+			      (unsigned long long)guest_mem);
+	if (entry < load_addr || entry - load_addr >= load_size)
+		return refuse(err, errlen,
+			      "a.out kludge: entry 0x%x outside the loaded image 0x%x-0x%llx",
+			      entry, load_addr, (unsigned long long)(load_addr + load_size));
+	p->aout = true;
+	p->entry = entry;
+	p->kernel_start = load_addr;
+	p->kernel_end = load_addr + p->aout_mem_size;
+	return 0;
+}
+
+/* The entry point: e_entry, translated to a physical address when it lies in
+ * an executable segment whose virtual and physical addresses differ (QEMU's
+ * load_elf does so for higher-half kernels); it must then be in the file part
+ * of a loaded segment. */
+static int plan_elf_entry(const uint8_t *img, struct mb1_plan *p, uint32_t e_entry,
+			  char *err, size_t errlen)
+{
+	struct elf_segment s;
+	uint64_t entry = e_entry;
+
+	for (uint32_t i = 0; i < p->phnum; i++) {
+		elf_segment_read(img, p, i, &s);
+		if (s.type == PT_LOAD && (s.flags & PF_X) && s.vaddr != s.paddr &&
+		    e_entry >= s.vaddr && e_entry - s.vaddr < s.file_size)
+			entry = s.paddr + (e_entry - s.vaddr);
+	}
+	for (uint32_t i = 0; i < p->phnum; i++) {
+		elf_segment_read(img, p, i, &s);
+		if (elf_segment_loaded(&s) && entry >= s.paddr && entry - s.paddr < s.file_size) {
+			p->entry = (uint32_t)entry;
+			return 0;
+		}
+	}
+	return refuse(err, errlen, "entry point 0x%x is not in any loaded segment", e_entry);
+}
+
+static int plan_elf(const uint8_t *img, uint64_t size, uint64_t guest_mem, struct mb1_plan *p,
+		    char *err, size_t errlen)
+{
+	struct elf_segment s, t;
+	uint64_t table_size;
+	bool any = false;
+
+	if (size < EI_NIDENT || rd32(img) != 0x464c457fu) /* "\177ELF" */
+		return refuse(err, errlen,
+			      "not an ELF file, and no a.out kludge (multiboot flag 16)");
+	if (img[EI_CLASS] == ELFCLASS64 || (size >= 20 && rd16(img + 18) == EM_X86_64))
+		return refuse(err, errlen,
+			      "ELF64 images are not supported: give a 32-bit multiboot kernel");
+	if (img[EI_CLASS] != ELFCLASS32 || img[EI_DATA] != ELFDATA2LSB ||
+	    img[EI_VERSION] != EV_CURRENT)
+		return refuse(err, errlen, "not a little-endian version-1 ELF32 file");
+	if (size < EHDR_SIZE)
+		return refuse(err, errlen, "image too small for an ELF header (%llu bytes)",
+			      (unsigned long long)size);
+	if (rd16(img + 18) != EM_386)
+		return refuse(err, errlen, "ELF machine %u is not i386", rd16(img + 18));
+	if (rd16(img + 16) != ET_EXEC)
+		return refuse(err, errlen, "ELF type %u is not an executable", rd16(img + 16));
+
+	p->phoff = rd32(img + 28);
+	p->phentsize = rd16(img + 42);
+	p->phnum = rd16(img + 44);
+	if (p->phentsize < PHDR_SIZE)
+		return refuse(err, errlen, "ELF program header size %u is below %u",
+			      p->phentsize, PHDR_SIZE);
+	if (!p->phnum || p->phnum > MAX_PHDRS)
+		return refuse(err, errlen, "ELF has %u program headers (1 to %u supported)",
+			      p->phnum, MAX_PHDRS);
+	table_size = (uint64_t)p->phnum * p->phentsize;
+	if (p->phoff > size || table_size > size - p->phoff)
+		return refuse(err, errlen, "ELF program headers lie past the end of the file");
+
+	p->kernel_start = UINT64_MAX;
+	p->kernel_end = 0;
+	for (uint32_t i = 0; i < p->phnum; i++) {
+		elf_segment_read(img, p, i, &s);
+		if (s.type != PT_LOAD)
+			continue;
+		if (s.file_size > s.mem_size)
+			return refuse(err, errlen,
+				      "segment %u: file size 0x%llx exceeds its memory size 0x%llx", i,
+				      (unsigned long long)s.file_size, (unsigned long long)s.mem_size);
+		if (!s.mem_size)
+			continue;
+		if (s.offset > size || s.file_size > size - s.offset)
+			return refuse(err, errlen,
+				      "segment %u: file range 0x%llx+0x%llx runs past the end of the "
+				      "file (0x%llx)", i, (unsigned long long)s.offset,
+				      (unsigned long long)s.file_size, (unsigned long long)size);
+		if (s.mem_size > guest_mem || s.paddr > guest_mem - s.mem_size)
+			return refuse(err, errlen,
+				      "segment %u lies outside guest memory (0x%llx-0x%llx of 0x%llx)",
+				      i, (unsigned long long)s.paddr,
+				      (unsigned long long)(s.paddr + s.mem_size),
+				      (unsigned long long)guest_mem);
+		for (uint32_t j = 0; j < i; j++) {
+			elf_segment_read(img, p, j, &t);
+			if (elf_segment_loaded(&t) && s.paddr < t.paddr + t.mem_size &&
+			    t.paddr < s.paddr + s.mem_size)
+				return refuse(err, errlen, "segments %u and %u overlap", j, i);
+		}
+		any = true;
+		if (s.paddr < p->kernel_start)
+			p->kernel_start = s.paddr;
+		if (s.paddr + s.mem_size > p->kernel_end)
+			p->kernel_end = s.paddr + s.mem_size;
+	}
+	if (!any)
+		return refuse(err, errlen, "ELF has no loadable segment");
+	return plan_elf_entry(img, p, rd32(img + 24), err, errlen);
+}
+
+static uint64_t string_size(const char *s)
+{
+	return s ? strlen(s) + 1 : 1;
+}
+
+/* Place the module table, strings and modules after the kernel, as QEMU does
+ * (but aligned on absolute page boundaries, as header flag 0 asks, where QEMU
+ * aligns relative to the load address). */
+static int plan_layout(struct mb1_plan *p, uint64_t guest_mem, const char *cmdline,
+		       const struct mb1_module_src *mods, size_t n_mods, char *err, size_t errlen)
+{
+	/* The info's addresses are 32 bits: nothing may go above 4 GiB. */
+	uint64_t limit = guest_mem < 4 * GiB ? guest_mem : 4 * GiB;
+	uint64_t at, strings_size = string_size(cmdline) + sizeof(BOOT_LOADER_NAME);
+
+	if (p->kernel_end > limit)
+		return refuse(err, errlen, "kernel ends at 0x%llx, above 4 GiB",
+			      (unsigned long long)p->kernel_end);
+	if (n_mods > limit / MOD_ENTRY_SIZE)
+		return refuse(err, errlen, "too many modules (%zu)", n_mods);
+	for (size_t i = 0; i < n_mods; i++) {
+		strings_size += string_size(mods[i].cmdline);
+		if (strings_size > limit)
+			return refuse(err, errlen, "module strings do not fit in guest memory");
+	}
+	if (!page_align(p->kernel_end, &p->mods_table))
+		return refuse(err, errlen, "image needs more memory than the guest has");
+	p->strings = p->mods_table + n_mods * MOD_ENTRY_SIZE;
+	p->strings_size = strings_size;
+	if (!page_align(p->strings + strings_size, &p->first_module))
+		return refuse(err, errlen, "image needs more memory than the guest has");
+	at = p->first_module;
+	for (size_t i = 0; i < n_mods; i++) {
+		if (at > limit || mods[i].size > limit - at)
+			return refuse(err, errlen, "image needs more memory than the guest has");
+		if (!page_align(at + mods[i].size, &at))
+			return refuse(err, errlen, "image needs more memory than the guest has");
+	}
+	p->end = at;
+	if (p->end > limit || p->strings + strings_size > limit)
+		return refuse(err, errlen,
+			      "image needs more memory than the guest has (0x%llx of 0x%llx)",
+			      (unsigned long long)(p->strings + strings_size > p->end ?
+						   p->strings + strings_size : p->end),
+			      (unsigned long long)limit);
+	if (p->kernel_start < MB1_INFO_GPA + MBI_SIZE && MB1_MMAP_GPA < p->end)
+		return refuse(err, errlen,
+			      "kernel 0x%llx-0x%llx overlaps the multiboot information at "
+			      "0x%x-0x%x", (unsigned long long)p->kernel_start,
+			      (unsigned long long)p->end, MB1_MMAP_GPA, MB1_INFO_GPA + MBI_SIZE);
+	return 0;
+}
+
+static int plan(const void *image, uint64_t size, uint64_t guest_mem, const char *cmdline,
+		const struct mb1_module_src *mods, size_t n_mods, struct mb1_plan *p, char *err,
+		size_t errlen)
+{
+	const uint8_t *img = image;
+	uint64_t hoff = 0;
+	uint32_t unsupported;
+
+	memset(p, 0, sizeof(*p));
+	if (guest_mem <= MiB)
+		return refuse(err, errlen, "guest memory (0x%llx bytes) must be more than 1 MiB",
+			      (unsigned long long)guest_mem);
+	if (find_header(img, size, &hoff, &p->flags, err, errlen))
+		return -1;
+	unsupported = p->flags & HF_REQUIRED_MASK & ~HF_SUPPORTED;
+	if (unsupported)
+		return refuse(err, errlen, "unsupported required multiboot flags 0x%x",
+			      unsupported);
+	if (p->flags & HF_AOUT_KLUDGE) {
+		if (plan_aout(img, size, hoff, guest_mem, p, err, errlen))
+			return -1;
+	} else if (plan_elf(img, size, guest_mem, p, err, errlen)) {
+		return -1;
+	}
+	return plan_layout(p, guest_mem, cmdline, mods, n_mods, err, errlen);
+}
+
+int mb1_check(const void *image, uint64_t size, uint64_t guest_mem, const char *cmdline,
+	      const struct mb1_module_src *mods, size_t n_mods, char *err, size_t errlen)
+{
+	struct mb1_plan p;
+
+	return plan(image, size, guest_mem, cmdline, mods, n_mods, &p, err, errlen);
+}
+
+static int write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len,
+		       char *err, size_t errlen)
+{
+	if (len && mmu_write_guest(mmu, gpa, buf, len))
+		return refuse(err, errlen, "out of memory writing 0x%llx bytes at gpa 0x%llx",
+			      (unsigned long long)len, (unsigned long long)gpa);
+	return 0;
+}
+
+/* The slot's backing may hold old data (eager without zeroing, restore), so
+ * bss is zeroed explicitly. */
+static int zero_guest(struct mmu *mmu, uint64_t gpa, uint64_t len, char *err, size_t errlen)
+{
+	static const uint8_t zeros[4096];
+
+	while (len) {
+		uint64_t n = len < sizeof(zeros) ? len : sizeof(zeros);
+
+		if (write_guest(mmu, gpa, zeros, n, err, errlen))
+			return -1;
+		gpa += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int load_kernel(struct mmu *mmu, const uint8_t *img, const struct mb1_plan *p,
+		       char *err, size_t errlen)
+{
+	struct elf_segment s;
+
+	if (p->aout) {
+		if (write_guest(mmu, p->kernel_start, img + p->aout_offset, p->aout_file_size,
+				err, errlen))
+			return -1;
+		return zero_guest(mmu, p->kernel_start + p->aout_file_size,
+				  p->aout_mem_size - p->aout_file_size, err, errlen);
+	}
+	for (uint32_t i = 0; i < p->phnum; i++) {
+		elf_segment_read(img, p, i, &s);
+		if (!elf_segment_loaded(&s))
+			continue;
+		if (write_guest(mmu, s.paddr, img + s.offset, s.file_size, err, errlen) ||
+		    zero_guest(mmu, s.paddr + s.file_size, s.mem_size - s.file_size, err, errlen))
+			return -1;
+	}
+	return 0;
+}
+
+/* Append string s (NULL: "") at *at; returns its gpa. */
+static int put_string(struct mmu *mmu, uint64_t *at, const char *s, uint32_t *gpa, char *err,
+		      size_t errlen)
+{
+	uint64_t n = string_size(s);
+
+	*gpa = (uint32_t)*at;
+	if (write_guest(mmu, *at, s ? s : "", n, err, errlen))
+		return -1;
+	*at += n;
+	return 0;
+}
+
+static int load_info(struct mmu *mmu, uint64_t guest_mem, const struct mb1_plan *p,
+		     const char *cmdline, const struct mb1_module_src *mods, size_t n_mods,
+		     char *err, size_t errlen)
+{
+	static const struct {
+		uint64_t base, end;
+		uint32_t type;
+	} low_map[MMAP_ENTRIES - 1] = {
+		{ 0, EBDA_START, MEM_USABLE },
+		{ EBDA_START, VGA_START, MEM_RESERVED },
+		{ BIOS_START, MiB, MEM_RESERVED },
+	};
+	uint8_t info[MBI_SIZE] = { 0 }, mod[MOD_ENTRY_SIZE] = { 0 };
+	uint8_t map[MMAP_ENTRIES * MMAP_ENTRY_SIZE];
+	uint64_t strings = p->strings, module = p->first_module;
+	uint64_t mem_kib = (guest_mem < 4 * GiB ? guest_mem : 4 * GiB) / 1024;
+	uint32_t gpa;
+
+	for (size_t i = 0; i < n_mods; i++) {
+		if (write_guest(mmu, module, mods[i].data, mods[i].size, err, errlen) ||
+		    put_string(mmu, &strings, mods[i].cmdline, &gpa, err, errlen))
+			return -1;
+		put32(mod + 0, (uint32_t)module);
+		put32(mod + 4, (uint32_t)(module + mods[i].size));
+		put32(mod + 8, gpa);
+		if (write_guest(mmu, p->mods_table + i * MOD_ENTRY_SIZE, mod, sizeof(mod), err,
+				errlen))
+			return -1;
+		page_align(module + mods[i].size, &module);
+	}
+
+	if (put_string(mmu, &strings, cmdline, &gpa, err, errlen))
+		return -1;
+	put32(info + MBI_CMDLINE, gpa);
+	if (put_string(mmu, &strings, BOOT_LOADER_NAME, &gpa, err, errlen))
+		return -1;
+	put32(info + MBI_BOOT_LOADER_NAME, gpa);
+
+	for (int i = 0; i < MMAP_ENTRIES; i++) {
+		uint8_t *e = map + i * MMAP_ENTRY_SIZE;
+		uint64_t base = i < MMAP_ENTRIES - 1 ? low_map[i].base : MiB;
+		uint64_t end = i < MMAP_ENTRIES - 1 ? low_map[i].end : guest_mem;
+
+		put32(e, MMAP_ENTRY_SIZE - 4);
+		put64(e + 4, base);
+		put64(e + 12, end - base);
+		put32(e + 20, i < MMAP_ENTRIES - 1 ? low_map[i].type : MEM_USABLE);
+	}
+	if (write_guest(mmu, MB1_MMAP_GPA, map, sizeof(map), err, errlen))
+		return -1;
+
+	/* Boot device as QEMU sets it, so that the flags match a QEMU boot. */
+	put32(info + MBI_FLAGS, MBI_HAS_MEMORY | MBI_HAS_BOOT_DEVICE | MBI_HAS_CMDLINE |
+				MBI_HAS_MODS | MBI_HAS_MMAP | MBI_HAS_BOOT_LOADER_NAME);
+	put32(info + MBI_MEM_LOWER, 640);
+	put32(info + MBI_MEM_UPPER, (uint32_t)(mem_kib - 1024));
+	put32(info + MBI_BOOT_DEVICE, BOOT_DEVICE_NONE);
+	put32(info + MBI_MODS_COUNT, (uint32_t)n_mods);
+	put32(info + MBI_MODS_ADDR, (uint32_t)p->mods_table);
+	put32(info + MBI_MMAP_LENGTH, sizeof(map));
+	put32(info + MBI_MMAP_ADDR, MB1_MMAP_GPA);
+	return write_guest(mmu, MB1_INFO_GPA, info, sizeof(info), err, errlen);
+}
+
+int mb1_load(struct mmu *mmu, uint64_t guest_mem, const void *image, uint64_t size,
+	     const char *cmdline, const struct mb1_module_src *mods, size_t n_mods,
+	     struct mb1_entry *entry, char *err, size_t errlen)
+{
+	struct mb1_plan p;
+
+	if (plan(image, size, guest_mem, cmdline, mods, n_mods, &p, err, errlen) ||
+	    load_kernel(mmu, image, &p, err, errlen) ||
+	    load_info(mmu, guest_mem, &p, cmdline, mods, n_mods, err, errlen))
+		return -1;
+	entry->eip = p.entry;
+	entry->eax = MB1_BOOTLOADER_MAGIC;
+	entry->ebx = MB1_INFO_GPA;
+	return 0;
+}
