@@ -111,7 +111,10 @@ static inline uint64_t spte_make_leaf(const struct spte_format *f, paddr_t pa, i
 	return s;
 }
 
+/* Table entries are built accessed too: the walker would set the bit anyway
+ * (QEMU does on NPT), and an entry that never changes under the hardware keeps
+ * compare-exchange and the audit exact. */
 static inline uint64_t spte_make_table(const struct spte_format *f, paddr_t child)
 {
-	return f->table | (child & f->addr);
+	return f->table | f->accessed | (child & f->addr);
 }

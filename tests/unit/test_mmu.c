@@ -66,12 +66,13 @@ TEST(mmu_format_bits)
 	CHECK_EQ_U64(spte_make_leaf(npt, 0x40000000ull, 3, TDP_ACC_READ | TDP_ACC_EXEC),
 		     0x40000000ull | NPT_P | NPT_US | NPT_A | NPT_PS);
 	CHECK_EQ_U64(spte_make_leaf(npt, pa, 1, TDP_ACC_READ), pa | NPT_P | NPT_US | NPT_A | NPT_NX);
-	CHECK_EQ_U64(spte_make_table(npt, pa), pa | NPT_P | NPT_RW | NPT_US);
+	CHECK_EQ_U64(spte_make_table(npt, pa), pa | NPT_P | NPT_RW | NPT_US | NPT_A);
 	CHECK_EQ_U64(spte_make_leaf(ept, pa, 1, TDP_ACC_ALL), pa | 7 | (6 << 3) | (1 << 6));
 	CHECK_EQ_U64(spte_make_leaf(ept, 0x200000ull, 2, TDP_ACC_READ | TDP_ACC_EXEC),
 		     0x200000ull | 5 | (6 << 3) | (1 << 6) | (1 << 7));
 	CHECK_EQ_U64(spte_make_leaf(ept_ad, pa, 1, TDP_ACC_ALL), pa | 7 | (6 << 3) | (1 << 6) | (3 << 8));
 	CHECK_EQ_U64(spte_make_table(ept, pa), pa | 7);
+	CHECK_EQ_U64(spte_make_table(ept_ad, pa), pa | 7 | (1 << 8));
 	CHECK_EQ_U64(npt->root_pointer(npt, pa), pa);
 	CHECK_EQ_U64(ept->root_pointer(ept, pa), pa | 6 | (3 << 3));
 	CHECK_EQ_U64(ept_ad->root_pointer(ept_ad, pa), pa | 6 | (3 << 3) | (1 << 6));
