@@ -12,7 +12,8 @@ CC      := $(CROSS_COMPILE)gcc
 LD      := $(CROSS_COMPILE)ld
 HOSTCC  ?= gcc
 B       := build
-ARGS    ?=
+# make run boots the default guest, prints its output and stats, then the prompt.
+ARGS    ?= run="vm create hello hello -- from make run; vm run hello; stats hello"
 QEMU_MEM ?= 1G
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -31,7 +32,7 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 # Code under lib/ and mm/ (and the boot-information parser) compiles for the host
 # too: unit tests, concurrency tests and benchmarks run the real code.
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
-	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c)
+	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
@@ -41,6 +42,8 @@ HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
 
 .PHONY: all run run-uefi test unit bench clean deps
 all: $(B)/sprig.iso
+
+include guests/guests.mk
 
 deps:
 	@tools/deps.sh build
@@ -56,16 +59,15 @@ $(B)/sprig.elf: $(KOBJS) linker.ld
 	$(CC) $(KCFLAGS) $(KLDFLAGS) -o $@ $(KOBJS) -lgcc
 	@NM=$(CROSS_COMPILE)nm tools/check-elf.sh $@
 
-$(B)/sprig.iso: $(B)/sprig.elf tools/mkiso.sh | deps
-	tools/mkiso.sh $< $@ "$(ARGS)"
+# The ISO carries every test guest as a GRUB module named after it.
+$(B)/sprig.iso: $(B)/sprig.elf $(GUEST_ELFS) tools/mkiso.sh | deps
+	tools/mkiso.sh $< $@ '$(ARGS)' $(GUEST_ELFS)
 
-run: $(B)/sprig.elf | deps
-	tools/mkiso.sh $(B)/sprig.elf $(B)/run.iso "$(ARGS)"
-	tools/qemu.sh bios $(B)/run.iso
+run: $(B)/sprig.iso
+	tools/qemu.sh bios $(B)/sprig.iso
 
-run-uefi: $(B)/sprig.elf | deps
-	tools/mkiso.sh $(B)/sprig.elf $(B)/run.iso "$(ARGS)"
-	tools/qemu.sh uefi $(B)/run.iso
+run-uefi: $(B)/sprig.iso
+	tools/qemu.sh uefi $(B)/sprig.iso
 
 # Host programs. lib/string.c is tested under renamed symbols, beside libc.
 $(B)/host/unit: $(HOST_SRCS) $(UNIT_SRCS) lib/string.c $(wildcard */*.h */*/*.h)
@@ -89,7 +91,7 @@ bench: $(B)/host/bench
 
 test: | deps
 	@tools/deps.sh test
-	$(MAKE) $(B)/sprig.elf $(B)/host/unit $(B)/host/unit-tsan $(B)/host/bench
+	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/unit $(B)/host/unit-tsan $(B)/host/bench
 	python3 tests/run.py
 
 clean:

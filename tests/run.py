@@ -68,15 +68,20 @@ def suite_bench(res):
     print("# bench: %.1f s" % (time.time() - t), flush=True)
 
 
+E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_vmx"]
+
+
 def suite_e2e(res):
-    import e2e_boot
-    for name in e2e_boot.SCENARIOS:
-        t = time.time()
-        try:
-            getattr(e2e_boot, name)(res.check)
-        except Exception:
-            res.check("e2e/%s" % name, False, traceback.format_exc()[-3000:])
-        print("# e2e %s: %.1f s" % (name, time.time() - t), flush=True)
+    import importlib
+    for modname in E2E_MODULES:
+        mod = importlib.import_module(modname)
+        for name in mod.SCENARIOS:
+            t = time.time()
+            try:
+                getattr(mod, name)(res.check)
+            except Exception:
+                res.check("e2e/%s" % name, False, traceback.format_exc()[-3000:])
+            print("# e2e %s: %.1f s" % (name, time.time() - t), flush=True)
 
 
 SUITES = {"unit": suite_unit, "tsan": suite_tsan, "bench": suite_bench, "e2e": suite_e2e}

@@ -7,7 +7,8 @@ set -eu
 elf=$1 iso=$2 args=${3:-}
 shift 3 2>/dev/null || shift $#
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+log=$(mktemp)
+trap 'rm -rf "$dir" "$log"' EXIT
 mkdir -p "$dir/boot/grub"
 cp "$elf" "$dir/boot/sprig.elf"
 {
@@ -27,4 +28,4 @@ cp "$elf" "$dir/boot/sprig.elf"
 	echo "  boot"
 	echo "}"
 } > "$dir/boot/grub/grub.cfg"
-grub-mkrescue -o "$iso" "$dir" >/dev/null 2>"$dir/log" || { cat "$dir/log" >&2; exit 1; }
+grub-mkrescue -o "$iso" "$dir" >/dev/null 2>"$log" || { cat "$log" >&2; exit 1; }

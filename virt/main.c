@@ -14,6 +14,7 @@
 #include "mm/frame.h"
 #include "virt/kernel.h"
 #include "virt/shell.h"
+#include "virt/vm.h"
 
 struct boot_info boot_info;
 uint64_t mapped_top;
@@ -95,6 +96,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	apic_init(true);
 	apic_timer_start(SHELL_TICK_HZ);
 	sti();
+	virt_init();
 
 	struct frame_stats st;
 	frame_get_stats(&st);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct spte_format;
+struct vcpu;
 struct vm;
 
 struct vcpu_regs {

@@ -1,0 +1,372 @@
+/* The AMD SVM backend: EFER.SVME and the host save area, one VMCB per vCPU,
+ * ASIDs recycled by generation, the VMRUN loop (svm_entry.S) and exit decoding
+ * into vendor-neutral events. vmx/vmx.c is its Intel mirror. */
+#include "svm/svm.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuinfo.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "mm/frame.h"
+#include "mm/spte.h"
+#include "svm/npt.h"
+#include "svm/vmcb.h"
+#include "virt/vm.h"
+
+#define IOPM_ORDER 2  /* 12 KiB used */
+#define MSRPM_ORDER 1 /* 8 KiB */
+#define PAT_DEFAULT 0x0007040600070406ull
+
+struct svm_vcpu {
+	struct vmcb *vmcb;
+	paddr_t vmcb_pa;
+	uint32_t asid;
+	uint64_t asid_generation;
+};
+
+/* Per physical CPU (sprig runs guests on the bootstrap CPU for now). */
+struct svm_cpu {
+	paddr_t hsave_pa;     /* VM_HSAVE_PA: where VMRUN keeps the host's state */
+	paddr_t host_vmcb_pa; /* VMSAVE/VMLOAD area for the host's hidden state */
+	uint32_t next_asid;
+	uint64_t asid_generation;
+};
+
+static struct svm_cpu svm_cpu;
+static paddr_t iopm_pa, msrpm_pa;
+static uint32_t asid_limit; /* ASIDs 1 .. asid_limit - 1 are for guests */
+
+void svm_enter(uint64_t vmcb_pa, struct vcpu_regs *regs, uint64_t host_vmcb_pa);
+
+static bool svm_cpu_enable(char *err, size_t len)
+{
+	if (!cpuinfo.svm.supported) {
+		ksnprintf(err, len, "the CPU has no SVM");
+		return false;
+	}
+	if (cpuinfo.svm.disabled_by_bios) {
+		ksnprintf(err, len, "SVM is disabled by the firmware (VM_CR.SVMDIS)");
+		return false;
+	}
+	if (!(cpuinfo.svm.features & SVM_FEAT_NP)) {
+		ksnprintf(err, len, "SVM without nested paging (CPUID 0x8000000A EDX bit 0)");
+		return false;
+	}
+	if (cpuinfo.svm.asids < 2) {
+		ksnprintf(err, len, "SVM reports %u ASIDs", cpuinfo.svm.asids);
+		return false;
+	}
+	svm_cpu.hsave_pa = frame_alloc_zeroed(0);
+	svm_cpu.host_vmcb_pa = frame_alloc_zeroed(0);
+	iopm_pa = frame_alloc(IOPM_ORDER);
+	msrpm_pa = frame_alloc(MSRPM_ORDER);
+	if (!svm_cpu.hsave_pa || !svm_cpu.host_vmcb_pa || !iopm_pa || !msrpm_pa) {
+		ksnprintf(err, len, "out of memory for the SVM areas");
+		return false;
+	}
+	/* Every port and every MSR exits: virt/ decides what each one does. */
+	memset(pa_to_va(iopm_pa), 0xff, PAGE_SIZE << IOPM_ORDER);
+	memset(pa_to_va(msrpm_pa), 0xff, PAGE_SIZE << MSRPM_ORDER);
+
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
+	wrmsr(MSR_VM_HSAVE_PA, svm_cpu.hsave_pa);
+	asid_limit = cpuinfo.svm.asids;
+	/* Generation 0 is what a new vCPU holds: start at 1, with no ASID
+	 * left, so that the first entry starts a generation and assigns one. */
+	svm_cpu.asid_generation = 1;
+	svm_cpu.next_asid = asid_limit;
+	return true;
+}
+
+static void set_segment(struct vmcb_segment *s, uint16_t sel, uint16_t attrib, uint32_t limit)
+{
+	*s = (struct vmcb_segment){ .selector = sel, .attrib = attrib, .limit = limit, .base = 0 };
+}
+
+/* Multiboot's machine state: 32-bit protected mode, paging off, flat segments. */
+static void init_guest_state(struct vmcb *vmcb)
+{
+	struct vmcb_save *s = &vmcb->save;
+
+	set_segment(&s->cs, 0x08, 0xc9b, 0xffffffff);
+	set_segment(&s->ds, 0x10, 0xc93, 0xffffffff);
+	set_segment(&s->es, 0x10, 0xc93, 0xffffffff);
+	set_segment(&s->ss, 0x10, 0xc93, 0xffffffff);
+	set_segment(&s->fs, 0x10, 0xc93, 0xffffffff);
+	set_segment(&s->gs, 0x10, 0xc93, 0xffffffff);
+	set_segment(&s->gdtr, 0, 0, 0xffff);
+	set_segment(&s->idtr, 0, 0, 0xffff);
+	set_segment(&s->ldtr, 0, 0x082, 0xffff);
+	set_segment(&s->tr, 0, 0x08b, 0xffff);
+	s->cpl = 0;
+	s->efer = EFER_SVME; /* VMRUN requires it; the guest never sees it */
+	s->cr0 = 0x11;       /* PE, ET */
+	s->cr4 = 0;
+	s->dr6 = 0xffff0ff0;
+	s->dr7 = 0x400;
+	s->rflags = 0x2;
+	s->g_pat = PAT_DEFAULT;
+}
+
+static int svm_vcpu_create(struct vcpu *v)
+{
+	static struct svm_vcpu vcpus[VM_MAX];
+	struct svm_vcpu *sv = &vcpus[v->vm->id];
+	struct vmcb_control *c;
+
+	memset(sv, 0, sizeof(*sv));
+	sv->vmcb_pa = frame_alloc_zeroed(0);
+	if (!sv->vmcb_pa)
+		return -1;
+	sv->vmcb = pa_to_va(sv->vmcb_pa);
+	c = &sv->vmcb->control;
+	c->intercept_misc1 = INTERCEPT_INTR | INTERCEPT_NMI | INTERCEPT_SMI | INTERCEPT_INIT |
+			     INTERCEPT_CPUID | INTERCEPT_HLT | INTERCEPT_INVLPGA |
+			     INTERCEPT_IOIO | INTERCEPT_MSR | INTERCEPT_SHUTDOWN;
+	c->intercept_misc2 = INTERCEPT_VMRUN | INTERCEPT_VMMCALL | INTERCEPT_VMLOAD |
+			     INTERCEPT_VMSAVE | INTERCEPT_STGI | INTERCEPT_CLGI |
+			     INTERCEPT_SKINIT | INTERCEPT_XSETBV;
+	c->iopm_base_pa = iopm_pa;
+	c->msrpm_base_pa = msrpm_pa;
+	/* The guest's IF masks only virtual interrupts; physical ones exit. */
+	c->int_ctl = INT_CTL_V_INTR_MASKING;
+	c->nested_ctl = 1;
+	c->nested_cr3 = mmu_root_pointer(&v->vm->mmu);
+	init_guest_state(sv->vmcb);
+	v->arch = sv;
+	return 0;
+}
+
+static void svm_vcpu_destroy(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	if (sv && sv->vmcb_pa)
+		frame_free(sv->vmcb_pa, 0);
+	v->arch = NULL;
+}
+
+/* A vCPU keeps its ASID while the CPU's generation stands. When the ASIDs run
+ * out a new generation starts, and every TLB entry is flushed since old ASIDs
+ * are handed out again. Returns the TLB_CONTROL this entry needs. */
+static uint8_t svm_assign_asid(struct vcpu *v, struct svm_vcpu *sv)
+{
+	uint8_t tlb = TLB_CONTROL_NONE;
+
+	if (sv->asid_generation != svm_cpu.asid_generation) {
+		if (svm_cpu.next_asid >= asid_limit) {
+			svm_cpu.asid_generation++;
+			svm_cpu.next_asid = 1;
+			tlb = TLB_CONTROL_FLUSH_ALL;
+		}
+		sv->asid = svm_cpu.next_asid++;
+		sv->asid_generation = svm_cpu.asid_generation;
+		/* A recycled ASID may still tag another VM's translations. */
+		v->flush_pending = true;
+	}
+	if (v->flush_pending && tlb == TLB_CONTROL_NONE)
+		tlb = (cpuinfo.svm.features & SVM_FEAT_FLUSH_BY_ASID) ? TLB_CONTROL_FLUSH_ASID
+								      : TLB_CONTROL_FLUSH_ALL;
+	v->flush_pending = false;
+	return tlb;
+}
+
+static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
+{
+	struct vmcb_control *c = &vmcb->control;
+	uint64_t code = c->exit_code;
+	bool nrips = cpuinfo.svm.features & SVM_FEAT_NRIPS;
+
+	e->code = code;
+	e->info1 = c->exit_info1;
+	e->info2 = c->exit_info2;
+	e->insn_len = nrips && c->next_rip ? (unsigned)(c->next_rip - vmcb->save.rip) : 0;
+	e->text[0] = 0;
+
+	switch (code) {
+	case SVM_EXIT_NPF:
+		e->kind = VEXIT_NPF;
+		e->npf.gpa = c->exit_info2;
+		e->npf.present = c->exit_info1 & NPF_PRESENT;
+		e->npf.access = (c->exit_info1 & NPF_FETCH)   ? TDP_ACC_EXEC
+				: (c->exit_info1 & NPF_WRITE) ? TDP_ACC_WRITE
+							      : TDP_ACC_READ;
+		break;
+	case SVM_EXIT_IOIO:
+		e->kind = VEXIT_IO;
+		e->io.port = (uint16_t)(c->exit_info1 >> IOIO_PORT_SHIFT);
+		e->io.in = c->exit_info1 & IOIO_IN;
+		e->io.string = c->exit_info1 & IOIO_STRING;
+		e->io.size = (c->exit_info1 >> IOIO_SIZE_SHIFT) & 1 ? 1
+			     : (c->exit_info1 >> IOIO_SIZE_SHIFT) & 2 ? 2 : 4;
+		/* EXITINFO2 holds the next RIP for IOIO, with or without NRIPS. */
+		e->insn_len = (unsigned)(c->exit_info2 - vmcb->save.rip);
+		break;
+	case SVM_EXIT_VMMCALL:
+		e->kind = VEXIT_HYPERCALL;
+		if (!e->insn_len)
+			e->insn_len = 3; /* QEMU has no next-RIP saving */
+		break;
+	case SVM_EXIT_CPUID:
+		e->kind = VEXIT_CPUID;
+		if (!e->insn_len)
+			e->insn_len = 2;
+		break;
+	case SVM_EXIT_MSR:
+		e->kind = c->exit_info1 ? VEXIT_WRMSR : VEXIT_RDMSR;
+		if (!e->insn_len)
+			e->insn_len = 2;
+		break;
+	case SVM_EXIT_HLT:
+		e->kind = VEXIT_HLT;
+		if (!e->insn_len)
+			e->insn_len = 1;
+		break;
+	case SVM_EXIT_XSETBV:
+		e->kind = VEXIT_XSETBV;
+		if (!e->insn_len)
+			e->insn_len = 3;
+		break;
+	case SVM_EXIT_INTR:
+	case SVM_EXIT_NMI:
+	case SVM_EXIT_SMI:
+		e->kind = VEXIT_INTR;
+		break;
+	case SVM_EXIT_SHUTDOWN:
+		e->kind = VEXIT_SHUTDOWN;
+		break;
+	default:
+		if ((uint32_t)code == SVM_EXIT_INVALID) {
+			e->kind = VEXIT_FAILED;
+			ksnprintf(e->text, sizeof(e->text),
+				  "VMRUN refused the VMCB (VMEXIT_INVALID): inconsistent guest state");
+		} else {
+			e->kind = VEXIT_UNKNOWN;
+			ksnprintf(e->text, sizeof(e->text), "SVM exit code 0x%llx",
+				  (unsigned long long)code);
+		}
+		break;
+	}
+	(void)v;
+}
+
+static void svm_run(struct vcpu *v, struct vexit *e)
+{
+	struct svm_vcpu *sv = v->arch;
+	struct vmcb *vmcb = sv->vmcb;
+
+	vmcb->control.tlb_control = svm_assign_asid(v, sv);
+	vmcb->control.asid = sv->asid;
+	vmcb->control.tsc_offset = (uint64_t)v->tsc_offset;
+	vmcb->save.rax = v->regs.rax;
+	vmcb->save.rsp = v->regs.rsp;
+	vmcb->save.rip = v->regs.rip;
+	vmcb->save.rflags = v->regs.rflags;
+
+	svm_enter(sv->vmcb_pa, &v->regs, svm_cpu.host_vmcb_pa);
+
+	v->regs.rax = vmcb->save.rax;
+	v->regs.rsp = vmcb->save.rsp;
+	v->regs.rip = vmcb->save.rip;
+	v->regs.rflags = vmcb->save.rflags;
+	vmcb->control.event_inject = 0;
+	decode_exit(v, vmcb, e);
+}
+
+/* MSRs whose guest values live in the VMCB. */
+static uint64_t *vmcb_msr(struct vmcb_save *s, uint32_t msr)
+{
+	switch (msr) {
+	case 0xc0000081: return &s->star;
+	case 0xc0000082: return &s->lstar;
+	case 0xc0000083: return &s->cstar;
+	case 0xc0000084: return &s->sfmask;
+	case 0xc0000100: return &s->fs.base;
+	case 0xc0000101: return &s->gs.base;
+	case 0xc0000102: return &s->kernel_gs_base;
+	case 0x174: return &s->sysenter_cs;
+	case 0x175: return &s->sysenter_esp;
+	case 0x176: return &s->sysenter_eip;
+	case 0x277: return &s->g_pat;
+	default: return NULL;
+	}
+}
+
+static bool svm_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
+	uint64_t *field;
+
+	if (msr == MSR_EFER) {
+		*val = s->efer & ~(uint64_t)EFER_SVME;
+		return true;
+	}
+	if (!(field = vmcb_msr(s, msr)))
+		return false;
+	*val = *field;
+	return true;
+}
+
+static bool svm_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
+	uint64_t *field;
+
+	if (msr == MSR_EFER) {
+		/* SCE, LME, NXE are the guest's; LMA follows CR0.PG in hardware;
+		 * SVME stays set underneath and is never shown. */
+		uint64_t allowed = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
+		if (val & ~allowed)
+			return false;
+		s->efer = (val & allowed) | EFER_SVME;
+		return true;
+	}
+	if (!(field = vmcb_msr(s, msr)))
+		return false;
+	*field = val;
+	return true;
+}
+
+static void svm_inject_gp(struct vcpu *v)
+{
+	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
+
+	vmcb->control.event_inject = 13 | EVENT_INJECT_EXCEPTION | EVENT_INJECT_ERROR_VALID |
+				     EVENT_INJECT_VALID;
+}
+
+static void svm_flush_tlb(void *vcpu)
+{
+	((struct vcpu *)vcpu)->flush_pending = true;
+}
+
+static void svm_dump(struct vcpu *v)
+{
+	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
+	struct vmcb_save *s = &vmcb->save;
+
+	kprintf("  CR0=%llx CR2=%llx CR3=%llx CR4=%llx EFER=%llx\n", (unsigned long long)s->cr0,
+		(unsigned long long)s->cr2, (unsigned long long)s->cr3, (unsigned long long)s->cr4,
+		(unsigned long long)(s->efer & ~(uint64_t)EFER_SVME));
+	kprintf("  CS=%04x/%03x base %llx SS=%04x DS=%04x CPL=%u\n", s->cs.selector,
+		s->cs.attrib, (unsigned long long)s->cs.base, s->ss.selector, s->ds.selector,
+		s->cpl);
+	kprintf("  exit code 0x%llx info1 0x%llx info2 0x%llx intinfo 0x%llx ASID %u\n",
+		(unsigned long long)vmcb->control.exit_code,
+		(unsigned long long)vmcb->control.exit_info1,
+		(unsigned long long)vmcb->control.exit_info2,
+		(unsigned long long)vmcb->control.exit_int_info, vmcb->control.asid);
+}
+
+const struct virt_backend svm_backend = {
+	.name = "svm",
+	.tdp = &npt_format,
+	.cpu_enable = svm_cpu_enable,
+	.vcpu_create = svm_vcpu_create,
+	.vcpu_destroy = svm_vcpu_destroy,
+	.run = svm_run,
+	.msr_read = svm_msr_read,
+	.msr_write = svm_msr_write,
+	.inject_gp = svm_inject_gp,
+	.flush_tlb = svm_flush_tlb,
+	.dump = svm_dump,
+};

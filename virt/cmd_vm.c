@@ -1,0 +1,250 @@
+/* Console commands for VMs: vm create/run/list/destroy/audit, and stats. */
+#include "lib/parse.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "virt/kernel.h"
+#include "virt/shell.h"
+#include "virt/vm.h"
+
+#define DEFAULT_MEM (128ull << 20)
+#define MAX_MEM (3ull << 30) /* below the 32-bit MMIO hole, as multiboot's mem_upper can say */
+#define MIN_MEM (2ull << 20)
+
+static const char *const vm_state_names[] = {
+	[VM_READY] = "ready", [VM_RUNNING] = "running", [VM_PAUSED] = "paused",
+	[VM_EXITED] = "exited", [VM_FAILED] = "stopped",
+};
+
+static bool valid_vm_name(const char *s)
+{
+	size_t n = strnlen(s, VM_NAME_MAX);
+
+	if (n == 0 || n >= VM_NAME_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* The GRUB module whose string starts with the word `name`. */
+static const struct boot_module *find_module(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < boot_info.n_modules; i++) {
+		const char *s = boot_info.modules[i].cmdline;
+		if (strncmp(s, name, n) == 0 && (s[n] == 0 || s[n] == ' '))
+			return &boot_info.modules[i];
+	}
+	return NULL;
+}
+
+static struct vm *vm_arg(const char *cmd, int argc, char **argv)
+{
+	struct vm *vm;
+
+	if (argc < 3) {
+		shell_usage_error(cmd, "which VM?");
+		return NULL;
+	}
+	if (!(vm = vm_find(argv[2])))
+		kprintf("%s: no VM named '%s' (see 'vm list')\n", cmd, argv[2]);
+	return vm;
+}
+
+static int vm_create_cmd(int argc, char **argv)
+{
+	static char cmdline[256];
+	struct vm_create_args a = { .mem_bytes = DEFAULT_MEM, .backing = BACKING_LAZY,
+				    .chunk_pages = 1 };
+	const struct boot_module *mod;
+	char err[128];
+	int i;
+
+	if (argc < 4)
+		return shell_usage_error("vm", "create needs a NAME and a MODULE");
+	a.name = argv[2];
+	if (!valid_vm_name(a.name))
+		return shell_usage_error("vm", "bad VM name '%s' (1-%d of A-Z a-z 0-9 _ -)", a.name,
+					 VM_NAME_MAX - 1);
+	if (!(mod = find_module(argv[3]))) {
+		kprintf("vm: no module '%s' (see 'modules')\n", argv[3]);
+		return 1;
+	}
+	a.image = (const void *)(uintptr_t)mod->start;
+	a.image_size = mod->end - mod->start;
+	for (i = 4; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *val = strchr(argv[i], '=');
+		if (!val)
+			return shell_usage_error("vm", "unexpected argument '%s'", argv[i]);
+		val++;
+		if (strncmp(argv[i], "mem=", 4) == 0) {
+			if (!parse_size(val, &a.mem_bytes) || a.mem_bytes < MIN_MEM ||
+			    a.mem_bytes > MAX_MEM || (a.mem_bytes & 0xfff))
+				return shell_usage_error("vm", "bad mem '%s' (2M to 3G, whole pages)", val);
+		} else if (strncmp(argv[i], "backing=", 8) == 0) {
+			if (strcmp(val, "eager") == 0)
+				a.backing = BACKING_EAGER;
+			else if (strcmp(val, "lazy") == 0)
+				a.backing = BACKING_LAZY;
+			else if (strcmp(val, "restore") == 0)
+				a.backing = BACKING_RESTORE;
+			else
+				return shell_usage_error("vm", "bad backing '%s' (eager, lazy or restore)", val);
+		} else if (strncmp(argv[i], "image=", 6) == 0) {
+			const struct boot_module *img = find_module(val);
+			if (!img) {
+				kprintf("vm: no module '%s' for the restore image\n", val);
+				return 1;
+			}
+			a.restore_image = (const void *)(uintptr_t)img->start;
+			a.restore_bytes = img->end - img->start;
+		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
+			uint64_t chunk;
+			if (!parse_size(val, &chunk) || chunk < 4096 || chunk > (2u << 20) ||
+			    (chunk & (chunk - 1)))
+				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
+			a.chunk_pages = (uint32_t)(chunk >> 12);
+		} else {
+			return shell_usage_error("vm", "unexpected argument '%s'", argv[i]);
+		}
+	}
+	if (a.backing == BACKING_RESTORE && !a.restore_image)
+		return shell_usage_error("vm", "backing=restore needs image=MODULE");
+	/* The guest sees "MODULE ARGS", as QEMU passes "KERNEL ARGS". */
+	size_t len = (size_t)ksnprintf(cmdline, sizeof(cmdline), "%s", argv[3]);
+	for (i = i + 1; i < argc && len < sizeof(cmdline); i++)
+		len += (size_t)ksnprintf(cmdline + len, sizeof(cmdline) - len, " %s", argv[i]);
+	if (len >= sizeof(cmdline))
+		return shell_usage_error("vm", "guest arguments longer than %zu characters",
+					 sizeof(cmdline) - 1);
+	a.cmdline = cmdline;
+
+	if (!vm_create(&a, err, sizeof(err))) {
+		kprintf("vm: cannot create '%s': %s\n", a.name, err);
+		return 1;
+	}
+	kprintf("vm %s created: %llu MiB %s memory, kernel '%s'\n", a.name,
+		(unsigned long long)(a.mem_bytes >> 20),
+		a.backing == BACKING_EAGER ? "eager" : a.backing == BACKING_LAZY ? "lazy" : "restore",
+		argv[3]);
+	return 0;
+}
+
+static int vm_run_cmd(int argc, char **argv)
+{
+	struct vm *vm = vm_arg("vm", argc, argv);
+	uint64_t timeout_s = 0;
+
+	if (!vm)
+		return 1;
+	for (int i = 3; i < argc; i++) {
+		if (strncmp(argv[i], "timeout=", 8) != 0 || !parse_u64(argv[i] + 8, &timeout_s) ||
+		    timeout_s == 0 || timeout_s > 86400)
+			return shell_usage_error("vm", "bad argument '%s' (timeout=SECONDS, 1-86400)",
+						 argv[i]);
+	}
+	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
+		kprintf("vm: '%s' has %s; destroy it and create it again\n", vm->name,
+			vm->state == VM_EXITED ? "exited" : "stopped");
+		return 1;
+	}
+	vm_run(vm, timeout_s * 1000);
+	return 0;
+}
+
+static int vm_list_cmd(void)
+{
+	struct vm *vm = vm_next(NULL);
+
+	if (!vm)
+		kprintf("no VMs\n");
+	for (; vm; vm = vm_next(vm))
+		kprintf("%-16s %-8s %6llu MiB  exits %llu\n", vm->name, vm_state_names[vm->state],
+			(unsigned long long)(vm->mem_bytes >> 20),
+			(unsigned long long)vm->stats.exits);
+	return 0;
+}
+
+static int vm_audit_cmd(int argc, char **argv)
+{
+	struct vm *vm = vm_arg("vm", argc, argv);
+	struct mmu_audit_report report;
+
+	if (!vm)
+		return 1;
+	mmu_audit(&vm->mmu, &report);
+	mmu_audit_print(&report);
+	return report.errors ? 1 : 0;
+}
+
+static int cmd_vm(int argc, char **argv)
+{
+	if (argc < 2)
+		return shell_usage_error("vm", "which subcommand?");
+	if (strcmp(argv[1], "create") == 0)
+		return vm_create_cmd(argc, argv);
+	if (strcmp(argv[1], "run") == 0)
+		return vm_run_cmd(argc, argv);
+	if (strcmp(argv[1], "list") == 0) {
+		if (argc > 2)
+			return shell_usage_error("vm", "unexpected argument '%s'", argv[2]);
+		return vm_list_cmd();
+	}
+	if (strcmp(argv[1], "destroy") == 0) {
+		struct vm *vm = vm_arg("vm", argc, argv);
+		if (!vm)
+			return 1;
+		vm_destroy(vm);
+		kprintf("vm %s destroyed\n", argv[2]);
+		return 0;
+	}
+	if (strcmp(argv[1], "audit") == 0)
+		return vm_audit_cmd(argc, argv);
+	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
+}
+SHELL_COMMAND(vm, "vm",  cmd_vm,
+	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME",
+	      "create, run, list, destroy and audit VMs");
+
+static void print_vm_stats(struct vm *vm)
+{
+	kprintf("vm %s (%s)\n", vm->name, vm_state_names[vm->state]);
+	kprintf("  %-26s %llu\n", "exits", (unsigned long long)vm->stats.exits);
+	for (int k = 0; k < VEXIT_KINDS; k++)
+		if (vm->stats.exits_by_kind[k])
+			kprintf("  exits_%-20s %llu\n", vexit_kind_names[k],
+				(unsigned long long)vm->stats.exits_by_kind[k]);
+	kprintf("  %-26s %llu\n", "hypercalls", (unsigned long long)vm->stats.hypercalls);
+	kprintf("  %-26s %llu\n", "io_other", (unsigned long long)vm->stats.io_other);
+	for (int i = 0; i < VM_IO_PORTS_TRACKED && vm->stats.io_ports[i].count; i++)
+		kprintf("  io_port_0x%-15x %llu\n", vm->stats.io_ports[i].port,
+			(unsigned long long)vm->stats.io_ports[i].count);
+	kprintf("  %-26s %llu\n", "msr_unknown", (unsigned long long)vm->stats.msr_unknown);
+	mmu_stats_print(&vm->mmu);
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	if (argc > 2)
+		return shell_usage_error("stats", "unexpected argument '%s'", argv[2]);
+	if (argc == 2) {
+		struct vm *vm = vm_find(argv[1]);
+		if (!vm) {
+			kprintf("stats: no VM named '%s' (see 'vm list')\n", argv[1]);
+			return 1;
+		}
+		print_vm_stats(vm);
+		return 0;
+	}
+	if (!vm_next(NULL))
+		kprintf("no VMs\n");
+	for (struct vm *vm = vm_next(NULL); vm; vm = vm_next(vm))
+		print_vm_stats(vm);
+	return 0;
+}
+SHELL_COMMAND(stats, "stats", cmd_stats, "[NAME]", "VM exits and MMU counters, one 'name value' per line");

@@ -1,0 +1,22 @@
+/* The vendor-neutral handlers of guest exits (virt/cpuid.c, msr.c, io.c,
+ * hypercall.c). Each returns true when the instruction completed and RIP may
+ * move past it, false when it raised a fault in the guest or stopped the VM. */
+#pragma once
+#include <stdbool.h>
+#include "virt/vm.h"
+
+/* The signature of CPUID leaf 0x40000000 (EBX, ECX, EDX), by which guests
+ * know they run under sprig. */
+#define SPRIG_CPUID_SIGNATURE "sprig-hv\0\0\0\0"
+#define SPRIG_CPUID_LEAF 0x40000000u
+
+bool emulate_cpuid(struct vcpu *v);
+bool emulate_rdmsr(struct vcpu *v);
+bool emulate_wrmsr(struct vcpu *v);
+bool emulate_io(struct vm *vm, const struct vexit *e);
+bool emulate_hypercall(struct vm *vm);
+/* A byte the guest sends through COM1: the console prints it by lines,
+ * prefixed with the VM's name. */
+void uart_transmit(struct vm *vm, uint8_t c);
+/* Print what the guest left in its COM1 line buffer. */
+void uart_flush_line(struct vm *vm);

@@ -1,0 +1,321 @@
+/* VM life cycle and the run loop: enter the guest through the backend, hand
+ * each decoded exit to its handler, and stop with a report when the guest ends
+ * or misbehaves. sprig and the other VMs go on in every case. */
+#include "virt/vm.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/cpuinfo.h"
+#include "arch/x86/tsc.h"
+#include "arch/x86/uart.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "svm/svm.h"
+#include "virt/emulate.h"
+#include "virt/fpu.h"
+#include "virt/mb1_loader.h"
+#include "vmx/vmx.h"
+#include <stdarg.h>
+
+#define RFLAGS_IF (1ull << 9)
+#define CTRL_C 0x03
+
+const struct virt_backend *backend;
+static struct vm vms[VM_MAX];
+static bool vm_used[VM_MAX];
+
+const char *const vexit_kind_names[VEXIT_KINDS] = {
+	[VEXIT_NPF] = "npf",         [VEXIT_IO] = "io",        [VEXIT_HYPERCALL] = "hypercall",
+	[VEXIT_CPUID] = "cpuid",     [VEXIT_RDMSR] = "rdmsr",  [VEXIT_WRMSR] = "wrmsr",
+	[VEXIT_HLT] = "hlt",         [VEXIT_XSETBV] = "xsetbv", [VEXIT_INTR] = "intr",
+	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_HANDLED] = "handled",
+	[VEXIT_FAILED] = "failed",   [VEXIT_UNKNOWN] = "unknown",
+};
+
+bool virt_init(void)
+{
+	char err[96], err2[96];
+
+	if (cpuinfo_has_npt() && svm_backend.cpu_enable(err, sizeof(err))) {
+		backend = &svm_backend;
+	} else if (cpuinfo_has_ept() && vmx_backend.cpu_enable(err2, sizeof(err2))) {
+		backend = &vmx_backend;
+	} else {
+		kprintf("virt: no usable SVM with NPT nor VMX with EPT; VMs cannot run\n");
+		return false;
+	}
+	fpu_init();
+	kprintf("virt: %s with %s\n", backend->name, backend->tdp->name);
+	return true;
+}
+
+struct vm *vm_find(const char *name)
+{
+	for (int i = 0; i < VM_MAX; i++)
+		if (vm_used[i] && strcmp(vms[i].name, name) == 0)
+			return &vms[i];
+	return NULL;
+}
+
+struct vm *vm_next(const struct vm *prev)
+{
+	for (int i = prev ? prev->id + 1 : 0; i < VM_MAX; i++)
+		if (vm_used[i])
+			return &vms[i];
+	return NULL;
+}
+
+void vm_fail(struct vm *vm, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	kvsnprintf(vm->stop_reason, sizeof(vm->stop_reason), fmt, ap);
+	va_end(ap);
+	vm->state = VM_FAILED;
+}
+
+void vm_exit(struct vm *vm, int status)
+{
+	vm->exit_status = status;
+	vm->state = VM_EXITED;
+}
+
+/* Undo whatever part of creation was done: the MMU frees every table and
+ * frame the VM owned. */
+static void vm_teardown(struct vm *vm, bool mmu_ready, bool vcpu_ready)
+{
+	if (vcpu_ready)
+		backend->vcpu_destroy(&vm->vcpu);
+	fpu_vcpu_free(&vm->vcpu);
+	if (mmu_ready)
+		mmu_destroy(&vm->mmu);
+	vm_used[vm->id] = false;
+}
+
+struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
+{
+	struct vm *vm = NULL;
+	struct mb1_entry entry;
+
+	if (!backend) {
+		ksnprintf(err, errlen, "no hardware virtualization on this CPU");
+		return NULL;
+	}
+	if (vm_find(a->name)) {
+		ksnprintf(err, errlen, "a VM named '%s' exists", a->name);
+		return NULL;
+	}
+	if (mb1_check(a->image, a->image_size, a->mem_bytes, a->cmdline, NULL, 0, err, errlen))
+		return NULL;
+	for (int i = 0; i < VM_MAX; i++) {
+		if (!vm_used[i]) {
+			vm = &vms[i];
+			memset(vm, 0, sizeof(*vm));
+			vm->id = i;
+			vm_used[i] = true;
+			break;
+		}
+	}
+	if (!vm) {
+		ksnprintf(err, errlen, "all %d VM slots are in use", VM_MAX);
+		return NULL;
+	}
+	memcpy(vm->name, a->name, strnlen(a->name, VM_NAME_MAX - 1));
+	vm->mem_bytes = a->mem_bytes;
+	vm->vcpu.vm = vm;
+
+	if (mmu_init(&vm->mmu, backend->tdp, backend->flush_tlb, &vm->vcpu)) {
+		ksnprintf(err, errlen, "out of memory for the page tables");
+		vm_teardown(vm, false, false);
+		return NULL;
+	}
+	struct memslot_config slot = {
+		.gpa = 0,
+		.size = a->mem_bytes,
+		.backing = { .kind = a->backing, .image = a->restore_image,
+			     .image_bytes = a->restore_bytes, .chunk_pages = a->chunk_pages },
+	};
+	if (mmu_slot_add(&vm->mmu, &slot)) {
+		ksnprintf(err, errlen, "out of memory for %llu MiB of guest memory",
+			  (unsigned long long)(a->mem_bytes >> 20));
+		vm_teardown(vm, true, false);
+		return NULL;
+	}
+	if (fpu_vcpu_init(&vm->vcpu) || backend->vcpu_create(&vm->vcpu)) {
+		ksnprintf(err, errlen, "out of memory for the vCPU");
+		vm_teardown(vm, true, false);
+		return NULL;
+	}
+	if (mb1_load(&vm->mmu, a->mem_bytes, a->image, a->image_size, a->cmdline, NULL, 0,
+		     &entry, err, errlen)) {
+		vm_teardown(vm, true, true);
+		return NULL;
+	}
+	vm->vcpu.regs.rip = entry.eip;
+	vm->vcpu.regs.rax = entry.eax;
+	vm->vcpu.regs.rbx = entry.ebx;
+	vm->vcpu.regs.rflags = 0x2;
+	vm->created_tsc = rdtsc();
+	/* The guest's TSC starts near zero, as on a machine that just booted. */
+	vm->vcpu.tsc_offset = -(int64_t)vm->created_tsc;
+	vm->state = VM_READY;
+	return vm;
+}
+
+void vm_destroy(struct vm *vm)
+{
+	vm_teardown(vm, true, true);
+}
+
+static const char *access_name(unsigned access)
+{
+	return access & TDP_ACC_EXEC ? "fetch" : access & TDP_ACC_WRITE ? "write" : "read";
+}
+
+static bool handle_npf(struct vm *vm, const struct vexit *e)
+{
+	switch (tdp_map(&vm->mmu, e->npf.gpa, e->npf.access)) {
+	case TDP_FIXED:
+	case TDP_SPURIOUS:
+	case TDP_RETRY:
+		break;
+	case TDP_NO_SLOT:
+		vm_fail(vm, "%s outside guest memory at gpa 0x%llx", access_name(e->npf.access),
+			(unsigned long long)e->npf.gpa);
+		break;
+	case TDP_PERMISSION:
+		vm_fail(vm, "%s to gpa 0x%llx is not allowed by its memslot",
+			access_name(e->npf.access), (unsigned long long)e->npf.gpa);
+		break;
+	case TDP_NO_MEMORY:
+		vm_fail(vm, "out of host memory backing gpa 0x%llx", (unsigned long long)e->npf.gpa);
+		break;
+	}
+	return false; /* the faulting instruction runs again */
+}
+
+/* Handle one exit; true when the exiting instruction completed. */
+static bool handle_exit(struct vm *vm, const struct vexit *e)
+{
+	struct vcpu *v = &vm->vcpu;
+
+	switch (e->kind) {
+	case VEXIT_NPF:
+		return handle_npf(vm, e);
+	case VEXIT_IO:
+		return emulate_io(vm, e);
+	case VEXIT_HYPERCALL:
+		return emulate_hypercall(vm);
+	case VEXIT_CPUID:
+		return emulate_cpuid(v);
+	case VEXIT_RDMSR:
+		return emulate_rdmsr(v);
+	case VEXIT_WRMSR:
+		return emulate_wrmsr(v);
+	case VEXIT_XSETBV:
+		if (fpu_guest_xsetbv(v, (uint32_t)v->regs.rcx,
+				     (v->regs.rdx << 32) | (uint32_t)v->regs.rax))
+			return true;
+		backend->inject_gp(v);
+		return false;
+	case VEXIT_HLT:
+		/* No virtual device raises interrupts yet: a halt is the end. */
+		vm_fail(vm, "halted with interrupts %s", v->regs.rflags & RFLAGS_IF ? "on (nothing can wake it)" : "off");
+		return false;
+	case VEXIT_SHUTDOWN:
+		vm_fail(vm, "triple fault (shutdown)");
+		return false;
+	case VEXIT_FAILED:
+		vm_fail(vm, "%s", e->text);
+		return false;
+	case VEXIT_UNKNOWN:
+		vm_fail(vm, "unexpected exit: %s", e->text);
+		return false;
+	case VEXIT_INTR:
+	case VEXIT_HANDLED:
+	case VEXIT_KINDS:
+		break;
+	}
+	return false;
+}
+
+static void report_registers(struct vcpu *v)
+{
+	struct vcpu_regs *r = &v->regs;
+
+	kprintf("  RIP=%016llx RSP=%016llx RFLAGS=%016llx\n", (unsigned long long)r->rip,
+		(unsigned long long)r->rsp, (unsigned long long)r->rflags);
+	kprintf("  RAX=%016llx RBX=%016llx RCX=%016llx RDX=%016llx\n",
+		(unsigned long long)r->rax, (unsigned long long)r->rbx,
+		(unsigned long long)r->rcx, (unsigned long long)r->rdx);
+	kprintf("  RSI=%016llx RDI=%016llx RBP=%016llx R8 =%016llx\n",
+		(unsigned long long)r->rsi, (unsigned long long)r->rdi,
+		(unsigned long long)r->rbp, (unsigned long long)r->r8);
+	kprintf("  R9 =%016llx R10=%016llx R11=%016llx R12=%016llx\n",
+		(unsigned long long)r->r9, (unsigned long long)r->r10,
+		(unsigned long long)r->r11, (unsigned long long)r->r12);
+	kprintf("  R13=%016llx R14=%016llx R15=%016llx\n", (unsigned long long)r->r13,
+		(unsigned long long)r->r14, (unsigned long long)r->r15);
+	backend->dump(v);
+}
+
+/* Ctrl-C typed on the console while a guest runs. */
+static bool console_interrupt(void)
+{
+	int c;
+
+	while ((c = uart_getc()) >= 0)
+		if (c == CTRL_C)
+			return true;
+	return false;
+}
+
+void vm_run(struct vm *vm, uint64_t timeout_ms)
+{
+	struct vcpu *v = &vm->vcpu;
+	uint64_t start = rdtsc();
+	uint64_t deadline = timeout_ms ? start + timeout_ms * tsc_khz() : 0;
+	const char *pause_reason = NULL;
+	struct vexit e;
+
+	vm->state = VM_RUNNING;
+	cli();
+	while (vm->state == VM_RUNNING) {
+		fpu_enter(v);
+		backend->run(v, &e);
+		fpu_exit(v);
+		vm->stats.exits++;
+		vm->stats.exits_by_kind[e.kind]++;
+		if (handle_exit(vm, &e))
+			v->regs.rip += e.insn_len;
+		if (e.kind != VEXIT_INTR)
+			continue;
+		/* Let sprig's own interrupts (the timer) in, then see whether
+		 * the guest has had its time or the console wants it stopped. */
+		sti();
+		__asm__ volatile("nop");
+		cli();
+		if (deadline && rdtsc() >= deadline)
+			pause_reason = "timeout";
+		else if (console_interrupt())
+			pause_reason = "Ctrl-C";
+		if (pause_reason && vm->state == VM_RUNNING)
+			vm->state = VM_PAUSED;
+	}
+	sti();
+	uart_flush_line(vm);
+
+	switch (vm->state) {
+	case VM_EXITED:
+		kprintf("vm %s exited: status %d\n", vm->name, vm->exit_status);
+		break;
+	case VM_PAUSED:
+		kprintf("vm %s stopped: %s after %llu ms (paused; 'vm run %s' continues it)\n",
+			vm->name, pause_reason, (unsigned long long)(tsc_to_ns(rdtsc() - start) / 1000000),
+			vm->name);
+		break;
+	default:
+		kprintf("vm %s stopped: %s\n", vm->name, vm->stop_reason);
+		report_registers(v);
+		break;
+	}
+}

@@ -1,0 +1,87 @@
+/* Virtual machines: a name, the MMU with the guest's memory, one vCPU, the
+ * emulated devices, and how the VM ended. */
+#pragma once
+#include "mm/mmu.h"
+#include "virt/vcpu.h"
+
+#define VM_MAX 16
+#define VM_NAME_MAX 16
+#define VM_IO_PORTS_TRACKED 8
+
+enum vm_state {
+	VM_READY,   /* created, never run */
+	VM_RUNNING, /* inside vm_run */
+	VM_PAUSED,  /* stopped at an exit by a timeout or Ctrl-C; can run again */
+	VM_EXITED,  /* the guest ended itself (exit port or hypercall) */
+	VM_FAILED,  /* sprig stopped the guest: triple fault, bad access, ... */
+};
+
+/* The emulated 16550 on COM1: enough for polled transmit. */
+struct vm_uart {
+	uint8_t ier, lcr, mcr, scr, dll, dlm;
+	char line[160];
+	unsigned len;
+};
+
+struct vm_port_count {
+	uint16_t port;
+	uint64_t count;
+};
+
+struct vm_stats {
+	uint64_t exits;
+	uint64_t exits_by_kind[VEXIT_KINDS];
+	uint64_t hypercalls;
+	uint64_t io_other;    /* accesses to ports nothing emulates */
+	uint64_t msr_unknown; /* MSR accesses answered with #GP */
+	struct vm_port_count io_ports[VM_IO_PORTS_TRACKED];
+};
+
+struct vm {
+	int id;
+	char name[VM_NAME_MAX];
+	enum vm_state state;
+	uint64_t mem_bytes;
+	struct mmu mmu;
+	struct vcpu vcpu;
+	struct vm_uart uart;
+	struct vm_stats stats;
+	uint64_t created_tsc;
+	int exit_status;
+	char stop_reason[160];
+};
+
+struct vm_create_args {
+	const char *name;
+	const void *image; /* a multiboot kernel */
+	uint64_t image_size;
+	const char *cmdline; /* what the guest sees: "MODULE ARGS", as QEMU gives */
+	uint64_t mem_bytes;
+	enum backing_kind backing;
+	const void *restore_image; /* BACKING_RESTORE: the memory image */
+	uint64_t restore_bytes;
+	uint32_t chunk_pages;
+};
+
+/* Pick the backend and enable virtualization on this CPU; false if the CPU
+ * offers neither SVM with NPT nor VMX with EPT (the reason is printed). */
+bool virt_init(void);
+/* Create a VM and load its kernel; NULL with a reason in err, and nothing
+ * left allocated. */
+struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen);
+void vm_destroy(struct vm *vm);
+/* Run the guest until it exits, fails, or (timeout_ms > 0) the time runs out
+ * or Ctrl-C arrives on the console; the last two pause it. Prints the outcome. */
+void vm_run(struct vm *vm, uint64_t timeout_ms);
+
+/* The VM of that name, or NULL. */
+struct vm *vm_find(const char *name);
+/* Each existing VM in id order; NULL after the last. */
+struct vm *vm_next(const struct vm *prev);
+
+/* Ask the run loop to stop the guest at its next exit with a report. */
+void vm_fail(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The guest ended itself with status. */
+void vm_exit(struct vm *vm, int status);
+
+extern const char *const vexit_kind_names[VEXIT_KINDS];
