@@ -13,6 +13,7 @@
 #include "lib/print.h"
 #include "mm/frame.h"
 #include "virt/kernel.h"
+#include "virt/options.h"
 #include "virt/shell.h"
 #include "virt/vm.h"
 
@@ -103,6 +104,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	kprintf("memory: %llu MiB managed, %llu MiB free\n",
 		(unsigned long long)(st.total_bytes >> 20), (unsigned long long)(st.free_bytes >> 20));
 
+	options_from_cmdline(boot_info.cmdline);
 	switch (cmdline_get(boot_info.cmdline, "run", run, sizeof(run))) {
 	case CMDLINE_FOUND:
 		break;

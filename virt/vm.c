@@ -287,6 +287,8 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 		vm->stats.exits_by_kind[e.kind]++;
 		if (handle_exit(vm, &e))
 			v->regs.rip += e.insn_len;
+		if (vm->on_exit && vm->state == VM_RUNNING)
+			vm->on_exit(vm, &e, vm->on_exit_ctx);
 		if (e.kind != VEXIT_INTR)
 			continue;
 		/* Let sprig's own interrupts (the timer) in, then see whether

@@ -49,6 +49,10 @@ struct vm {
 	uint64_t created_tsc;
 	int exit_status;
 	char stop_reason[160];
+	/* Called after every exit while the VM runs (benchmark scenarios zap
+	 * or discard memory between exits); NULL when unused. */
+	void (*on_exit)(struct vm *vm, const struct vexit *e, void *ctx);
+	void *on_exit_ctx;
 };
 
 struct vm_create_args {

@@ -1,0 +1,125 @@
+/* The option table (gathered from the sprig_options section) and the `mmu`
+ * console command that reads and sets it. */
+#include "virt/options.h"
+#include "lib/parse.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "virt/shell.h"
+
+/* Weak: with no option registered the section, and so these, do not exist. */
+extern const struct option_desc __start_sprig_options[] __attribute__((weak));
+extern const struct option_desc __stop_sprig_options[] __attribute__((weak));
+
+static const struct option_desc *option_find(const char *name)
+{
+	for (const struct option_desc *o = __start_sprig_options; o < __stop_sprig_options; o++)
+		if (strcmp(o->name, name) == 0)
+			return o;
+	return NULL;
+}
+
+static const char *option_value_name(const struct option_desc *o)
+{
+	if (o->value_bool)
+		return *o->value_bool ? "on" : "off";
+	return o->choices[*o->value_int];
+}
+
+/* The value VALUE means for option o (0/1 for a boolean, the choice's index);
+ * -1 with a reason in err when it means nothing. */
+static int option_parse(const struct option_desc *o, const char *value, char *err, unsigned errlen)
+{
+	if (o->value_bool) {
+		if (strcmp(value, "on") == 0 || strcmp(value, "1") == 0)
+			return 1;
+		if (strcmp(value, "off") == 0 || strcmp(value, "0") == 0)
+			return 0;
+		ksnprintf(err, errlen, "%s takes on or off, not '%s'", o->name, value);
+		return -1;
+	}
+	for (int i = 0; o->choices[i]; i++)
+		if (strcmp(o->choices[i], value) == 0)
+			return i;
+	int n = ksnprintf(err, errlen, "%s takes", o->name);
+	for (int i = 0; o->choices[i] && n > 0 && (unsigned)n < errlen; i++)
+		n += ksnprintf(err + n, errlen - n, "%s%s", i ? "|" : " ", o->choices[i]);
+	if (n > 0 && (unsigned)n < errlen)
+		ksnprintf(err + n, errlen - n, ", not '%s'", value);
+	return -1;
+}
+
+static void option_apply(const struct option_desc *o, int v)
+{
+	if (o->value_bool)
+		*o->value_bool = v;
+	else
+		*o->value_int = v;
+}
+
+bool option_set(const char *key, const char *value, char *err, unsigned errlen)
+{
+	const struct option_desc *o = option_find(key);
+	int v;
+
+	if (!o) {
+		ksnprintf(err, errlen, "unknown option '%s'", key);
+		return false;
+	}
+	if ((v = option_parse(o, value, err, errlen)) < 0)
+		return false;
+	option_apply(o, v);
+	return true;
+}
+
+void options_from_cmdline(const char *cmdline)
+{
+	char value[64], err[96];
+
+	for (const struct option_desc *o = __start_sprig_options; o < __stop_sprig_options; o++) {
+		enum cmdline_status st = cmdline_get(cmdline, o->name, value, sizeof(value));
+		if (st == CMDLINE_ABSENT)
+			continue;
+		if (st == CMDLINE_TOO_LONG || !option_set(o->name, value, err, sizeof(err)))
+			kprintf("cmdline: %s ignored\n", st == CMDLINE_TOO_LONG ? o->name : err);
+	}
+}
+
+void options_print(void)
+{
+	for (const struct option_desc *o = __start_sprig_options; o < __stop_sprig_options; o++) {
+		char left[48];
+		ksnprintf(left, sizeof(left), "%s=%s", o->name, option_value_name(o));
+		kprintf("  %-28s %s\n", left, o->help);
+	}
+}
+
+static int cmd_mmu(int argc, char **argv)
+{
+	char err[96];
+
+	if (argc == 1) {
+		options_print();
+		return 0;
+	}
+	/* All or nothing: every KEY=VALUE is checked before any is applied. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 1; i < argc; i++) {
+			char *eq = strchr(argv[i], '=');
+			if (!eq)
+				return shell_usage_error("mmu", "expected KEY=VALUE, not '%s'", argv[i]);
+			*eq = 0;
+			const struct option_desc *o = option_find(argv[i]);
+			int v = o ? option_parse(o, eq + 1, err, sizeof(err)) : -1;
+			if (!o)
+				ksnprintf(err, sizeof(err), "unknown option '%s'", argv[i]);
+			*eq = '=';
+			if (v < 0)
+				return shell_usage_error("mmu", "%s", err);
+			if (pass == 1)
+				option_apply(o, v);
+		}
+	}
+	options_print();
+	return 0;
+}
+SHELL_COMMAND(mmu, "mmu", cmd_mmu, "[KEY=VALUE...]", "show or set the MMU's switches");

@@ -1,0 +1,23 @@
+/* Named switches that the console's `mmu` command and the kernel command line
+ * set alike. A switch is a boolean (on/off) or one of a few named values. */
+#pragma once
+#include <stdbool.h>
+
+struct option_desc {
+	const char *name;
+	int *value_int;          /* enum-valued: index into choices */
+	bool *value_bool;        /* boolean: on/off */
+	const char *const *choices; /* enum-valued: NULL-terminated names */
+	const char *help;
+};
+
+/* Register with OPTION(...) in the file that owns the switch. */
+#define OPTION(ident, ...)                                                              \
+	static const struct option_desc option_##ident                                 \
+		__attribute__((used, section("sprig_options"), aligned(8))) = { __VA_ARGS__ }
+
+/* Apply KEY=VALUE; false with a one-line reason in err. */
+bool option_set(const char *key, const char *value, char *err, unsigned errlen);
+/* Apply every KEY=VALUE of the kernel command line that names an option. */
+void options_from_cmdline(const char *cmdline);
+void options_print(void);
