@@ -6,6 +6,7 @@
  *            bare QEMU drops the write, and the guest exits with 2
  *   badcall  hypercall 0x7777 under sprig (exit 4 if it returns); bare, exit 3
  *   spin     cli; jmp . for ever
+ *   hlt      cli; hlt: halted for good (bare QEMU never wakes it either)
  *   io       read port 0x1234, write port 0x5678, print the value read, exit 0
  * A guest still running after a triple fault exits with 5. Anything else:
  * print the modes and exit 1. */
@@ -63,6 +64,10 @@ int main(const struct mb1_info *mbi)
 		printf("misbehave: spinning\n");
 		asm volatile("cli; 1: jmp 1b");
 		__builtin_unreachable();
+	} else if (first_arg_is(mbi, "hlt")) {
+		printf("misbehave: halting with interrupts off\n");
+		asm volatile("cli; hlt");
+		return 6;
 	} else if (first_arg_is(mbi, "io")) {
 		uint8_t v;
 
@@ -73,7 +78,7 @@ int main(const struct mb1_info *mbi)
 		printf("misbehave: port 0x%x reads 0x%02x\n", UNBACKED_IN_PORT, v);
 		return 0;
 	}
-	printf("misbehave: unknown mode \"%s\" (triple ud outside badcall spin io)\n",
+	printf("misbehave: unknown mode \"%s\" (triple ud outside badcall spin hlt io)\n",
 	       mbi->args);
 	return 1;
 }

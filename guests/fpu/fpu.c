@@ -57,6 +57,9 @@ static bool vec_equal(const uint8_t *x, const uint8_t *y, size_t len)
 int main(const struct mb1_info *mbi)
 {
 	unsigned long loops = arg_ulong(mbi, "loops", 20000000);
+	/* Two guests with different seeds hold different values, so that one
+	 * would notice the other's state leaking into its registers. */
+	uint8_t seed = (uint8_t)arg_ulong(mbi, "seed", 0);
 	bool avx = enable_avx();
 	bool ok = true;
 
@@ -64,9 +67,9 @@ int main(const struct mb1_info *mbi)
 		loops = 1;
 	for (int r = 0; r < 16; r++)
 		for (int i = 0; i < 32; i++)
-			before.vec[r][i] = (uint8_t)(r * 32 + i + 1) ^ 0xa5;
+			before.vec[r][i] = (uint8_t)(r * 32 + i + 1) ^ 0xa5 ^ seed;
 	for (int r = 0; r < 8; r++)
-		before.x87[r] = 1000003ll * (r + 1) * (r % 2 ? -1 : 1);
+		before.x87[r] = 1000003ll * (r + 1 + seed) * (r % 2 ? -1 : 1);
 	before.mxcsr = MXCSR_ROUND_TO_ZERO;
 	before.fcw = FCW_ROUND_TO_ZERO;
 

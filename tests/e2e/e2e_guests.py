@@ -114,6 +114,21 @@ def qemu_guests(check):
         m.send("\x03")
         out = m.expect(PROMPT, 60)
         check("svm/ctrl-c-stops-guest", "vm spin stopped: Ctrl-C" in out, out)
+        m.command("vm create hlt misbehave -- hlt")
+        out = m.command("vm run hlt", timeout=60)
+        check("svm/halt-reported", "vm hlt stopped: halted with interrupts off" in out, out)
+
+        # FPU state is per vCPU: pause one fpu guest mid-loop, run another
+        # with other values, then let the first finish and check its own.
+        m.command("vm create fpu-a fpu -- seed=1 loops=400000000")
+        out = m.command("vm run fpu-a timeout=1", timeout=60)
+        check("svm/fpu-a-paused", "vm fpu-a stopped: timeout" in out, out)
+        m.command("vm create fpu-b fpu -- seed=2 loops=1000000")
+        out = m.command("vm run fpu-b", timeout=60)
+        check("svm/fpu-b-ok", "[fpu-b] fpu ok" in out and "exited: status 0" in out, out)
+        out = m.command("vm run fpu-a", timeout=120)
+        check("svm/fpu-state-kept-across-vms", "[fpu-a] fpu ok" in out and
+              "vm fpu-a exited: status 0" in out, out)
         for bad in ["garbage", "truncated", "noheader"]:
             out = m.command("vm create b-%s %s" % (bad, bad))
             check("svm/malformed-image-refused-" + bad,
