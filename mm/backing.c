@@ -107,7 +107,8 @@ static paddr_t publish(struct backing *b, uint64_t index, paddr_t pa)
 	return expected;
 }
 
-static void fill_from_image(const struct backing *b, uint64_t index, paddr_t pa)
+/* Page `index` of the image into dst (zeros past its end). */
+static void fill_from_image(const struct backing *b, uint64_t index, void *dst)
 {
 	uint64_t off = index << PAGE_SHIFT;
 	uint64_t n = 0;
@@ -116,10 +117,10 @@ static void fill_from_image(const struct backing *b, uint64_t index, paddr_t pa)
 		n = b->cfg.image_bytes - off;
 		if (n > PAGE_SIZE)
 			n = PAGE_SIZE;
-		memcpy(pa_to_va(pa), (const char *)b->cfg.image + off, n);
+		memcpy(dst, (const char *)b->cfg.image + off, n);
 	}
 	if (n < PAGE_SIZE)
-		memset((char *)pa_to_va(pa) + n, 0, PAGE_SIZE - n);
+		memset((char *)dst + n, 0, PAGE_SIZE - n);
 }
 
 /* Restore: fill every unbacked page of the chunk around `index`, as one
@@ -141,7 +142,7 @@ static paddr_t restore_chunk(struct backing *b, uint64_t index)
 			pa = frame_alloc(0);
 			if (!pa)
 				break;
-			fill_from_image(b, i, pa);
+			fill_from_image(b, i, pa_to_va(pa));
 			pa = publish(b, i, pa);
 		}
 		if (i == index)
@@ -166,6 +167,18 @@ paddr_t backing_get(struct backing *b, uint64_t index)
 		break;
 	}
 	return 0;
+}
+
+void backing_read_page(const struct backing *b, uint64_t index, void *dst)
+{
+	paddr_t pa = backing_peek(b, index);
+
+	if (pa)
+		memcpy(dst, pa_to_va(pa), PAGE_SIZE);
+	else if (b->cfg.kind == BACKING_RESTORE)
+		fill_from_image(b, index, dst);
+	else
+		memset(dst, 0, PAGE_SIZE);
 }
 
 int backing_max_level(const struct backing *b, uint64_t index)

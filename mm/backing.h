@@ -64,6 +64,11 @@ static inline paddr_t backing_peek(const struct backing *b, uint64_t index)
 	return __atomic_load_n(&b->frames[index], __ATOMIC_ACQUIRE) & ~BACKING_ORDER_MASK;
 }
 
+/* What page `index` holds for the guest, into dst, without backing it: the
+ * frame's contents, the image's page for an unfilled restore page, zeros for
+ * an untouched lazy page. For snapshots of memory the guest never touched. */
+void backing_read_page(const struct backing *b, uint64_t index, void *dst);
+
 /* The largest mapping level (1, 2 or 3) that page `index` may use: the whole
  * aligned 2 MiB or 1 GiB region around it lies in one contiguous, aligned
  * block of this backing. */

@@ -11,6 +11,7 @@
 /* memslot.flags */
 #define MEMSLOT_READONLY 0x1u /* guest writes fault with TDP_PERMISSION */
 #define MEMSLOT_NO_HUGE 0x2u  /* map at 4 KiB whatever the backing allows */
+#define MEMSLOT_DIRTY_LOG 0x4u /* writes are logged: only a guest write makes a page writable */
 
 struct memslot {
 	uint64_t base_gfn;

@@ -32,7 +32,9 @@
 #include "arch/x86/lock.h"
 #include "mm/memslot.h"
 #include "mm/mmu_stats.h"
+#include "mm/prefetch.h"
 #include "mm/tdp_iter.h"
+#include "mm/zap_stats.h"
 
 struct mmu {
 	struct tdp_root root;
@@ -42,6 +44,8 @@ struct mmu {
 	uint64_t invalidate_seq;
 	struct memslots slots;
 	struct mmu_stats stats;
+	struct zap_stats zap_stats; /* written under the write lock only */
+	struct prefetch_backoff prefetch;
 	/* Supplied by the backend: INVEPT single-context, or TLB_CONTROL / a new
 	 * ASID. Called with the write lock held, or with the VM quiescent. */
 	void (*flush_tlb)(void *ctx);
@@ -102,6 +106,11 @@ bool tdp_translate(struct mmu *mmu, uint64_t gpa, paddr_t *hpa, int *level, unsi
  * 0, or -1 if part of the range has no slot or memory ran out. */
 int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len);
 int mmu_write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len);
+
+/* Copy the guest's memory [gpa, gpa + len) (whole pages, all in memslots)
+ * into buf without backing untouched pages (see backing_read_page): for
+ * snapshots. 0, or -1 if a page has no slot. */
+int mmu_save_memory(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len);
 
 /* Audit of every invariant (see mmu_audit.c). Takes the locks itself. */
 struct mmu_audit_report {

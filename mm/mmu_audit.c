@@ -3,9 +3,13 @@
  *    at, reachable once, with a present count equal to a recount;
  *  - each entry is empty, an exact table entry, or an exact leaf: a leaf lies
  *    wholly in one memslot, maps the frame the slot's backing has at that gfn,
- *    at a level the backing allows, with the slot's rights;
+ *    at a level the backing allows, with the slot's rights (leaf_matches_slot:
+ *    the accessed bit may be clear or set by the walker, and a prefetched leaf
+ *    on a dirty-logged slot lacks write);
+ *  - a table with the leaf-empty hint is a 4 KiB leaf table and is empty;
  *  - the per-level leaf counts and the table count equal the recount (no table
  *    leaked or lost), and each backing's resident count equals its recount. */
+#include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
 #include "lib/print.h"
 
@@ -44,8 +48,7 @@ static void check_leaf(struct audit *a, uint64_t gfn, int level, uint64_t spte)
 		fail(a, "leaf larger than its backing allows", gfn, level, spte);
 	else if (!backing_peek(&s->backing, idx))
 		fail(a, "leaf maps an unbacked page", gfn, level, spte);
-	else if (spte != spte_make_leaf(f, backing_peek(&s->backing, idx), level,
-					memslot_rights(s)))
+	else if (!leaf_matches_slot(f, spte, backing_peek(&s->backing, idx), level, s))
 		fail(a, "leaf differs from the backing frame or the slot's rights", gfn, level, spte);
 }
 
@@ -88,6 +91,9 @@ static void audit_table(struct audit *a, paddr_t table, int level, uint64_t base
 	}
 	if (present != fr->pt.present)
 		fail(a, "table present count differs from a recount", base_gfn, level, fr->pt.present);
+	if ((fr->pt.hint & PT_HINT_LEAF_EMPTY) && (level != 1 || present))
+		fail(a, "leaf-empty hint on a table with entries or above the leaf level", base_gfn,
+		     level, present);
 }
 
 static void unmark(struct mmu *mmu, paddr_t table, int level)

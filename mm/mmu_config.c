@@ -2,5 +2,7 @@
 
 /* The defaults: every optimisation on. */
 struct mmu_config mmu_config = {
-	.reserved = 0,
+	.prefetch = PREFETCH_FORWARD,
+	.prefetch_adaptive = true,
+	.leaf_hint = true,
 };

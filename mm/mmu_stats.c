@@ -10,7 +10,9 @@ static const struct {
 } stat_rows[] = {
 	STAT_ROW(pf_taken),         STAT_ROW(pf_fixed),          STAT_ROW(pf_spurious),
 	STAT_ROW(pf_retry),         STAT_ROW(pf_no_slot),        STAT_ROW(pf_permission),
-	STAT_ROW(pf_no_memory),     STAT_ROW(pages_4k),          STAT_ROW(pages_2m),
+	STAT_ROW(pf_no_memory),     STAT_ROW(pf_prefetch_called), STAT_ROW(pf_prefetch_pages),
+	STAT_ROW(pf_prefetch_mapped), STAT_ROW(pf_prefetch_unused),
+	STAT_ROW(pages_4k),          STAT_ROW(pages_2m),
 	STAT_ROW(pages_1g),         STAT_ROW(spte_visited),      STAT_ROW(tables_descended),
 	STAT_ROW(leaves_installed), STAT_ROW(leaves_zapped),     STAT_ROW(zap_yields),
 	STAT_ROW(remote_tlb_flush_requests),                     STAT_ROW(remote_tlb_flush),
@@ -27,6 +29,7 @@ void mmu_stats_print(struct mmu *mmu)
 		kprintf("  %-26s %llu\n", stat_rows[i].name,
 			(unsigned long long)stat_read(
 				(uint64_t *)((char *)&mmu->stats + stat_rows[i].offset)));
+	zap_stats_print(&mmu->zap_stats);
 	kprintf("  held: page tables %llu KiB, guest memory %llu KiB in %u slots\n",
 		(unsigned long long)(tables * PAGE_SIZE >> 10),
 		(unsigned long long)(backed * PAGE_SIZE >> 10), mmu->slots.count);

@@ -14,6 +14,12 @@ struct mmu_stats {
 	uint64_t pf_no_slot;
 	uint64_t pf_permission;
 	uint64_t pf_no_memory;
+	/* Prefetch (mm/prefetch.c): attempts, backed empty neighbours found,
+	 * neighbours mapped, and prefetched leaves removed never accessed. */
+	uint64_t pf_prefetch_called;
+	uint64_t pf_prefetch_pages;
+	uint64_t pf_prefetch_mapped;
+	uint64_t pf_prefetch_unused;
 	/* Present leaves by size: pages[level - 1]. */
 	union {
 		struct {

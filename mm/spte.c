@@ -12,6 +12,7 @@
  *    the SPTE for the backing frame), dirty tracking (a writable leaf that goes
  *    away marks its page dirty) and the leaf-empty hint (cleared when a leaf is
  *    installed in a 4 KiB table) attach. */
+#include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
 #include "lib/string.h"
 
@@ -78,7 +79,11 @@ static void leaf_mapped(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
 static void leaf_unmapped(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
 {
 	(void)gfn;
-	(void)spte;
+	/* Only prefetch installs leaves without the accessed bit, and the walker
+	 * sets it on first use: a leaf leaving without it was prefetched for
+	 * nothing. */
+	if (mmu->root.fmt->accessed && !(spte & mmu->root.fmt->accessed))
+		stat_add(&mmu->stats.pf_prefetch_unused, 1);
 	stat_add(&mmu->stats.pages[level - 1], -1);
 	stat_add(&mmu->stats.leaves_zapped, 1);
 }
@@ -122,8 +127,12 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 		return;
 	if (was_leaf)
 		leaf_unmapped(mmu, gfn, old_spte, level);
-	if (is_leaf)
+	if (is_leaf) {
 		leaf_mapped(mmu, gfn, new_spte, level);
+		/* Still inside the installer's lock: see leaf_hint.h. */
+		if (level == 1)
+			leaf_hint_clear(table_frame_of(sptep));
+	}
 	if (was_present && !was_leaf) {
 		/* Faults never remove tables: a reader may be inside this one. */
 		if (shared)
@@ -152,6 +161,6 @@ void tdp_set_spte(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
 
 void tdp_iter_account(struct mmu *mmu, const struct tdp_iter *it)
 {
-	stat_add(&mmu->stats.spte_visited, it->visited);
+	stat_add(&mmu->stats.spte_visited, tdp_iter_visited(it));
 	stat_add(&mmu->stats.tables_descended, it->descended);
 }

@@ -5,7 +5,7 @@ static void load_entry(struct tdp_iter *it)
 {
 	it->sptep = it->tables[it->level] + tdp_index(it->gfn, it->level);
 	it->old_spte = tdp_iter_read(it->sptep);
-	it->visited++;
+	it->visited[it->level]++;
 }
 
 /* Position on the root entry that holds `target`, or end the walk. */
@@ -13,6 +13,7 @@ static void walk_from_root(struct tdp_iter *it)
 {
 	it->level = TDP_ROOT_LEVEL;
 	it->gfn = tdp_level_base(it->target, TDP_ROOT_LEVEL);
+	it->skip_children = false;
 	it->valid = it->target < it->end && it->target < TDP_GFN_LIMIT;
 	if (it->valid)
 		load_entry(it);
@@ -28,7 +29,8 @@ void tdp_iter_start(struct tdp_iter *it, const struct tdp_root *root, int min_le
 	it->target = start;
 	it->yielded_gfn = start;
 	it->min_level = min_level;
-	it->visited = 0;
+	for (int level = 0; level <= TDP_ROOT_LEVEL; level++)
+		it->visited[level] = 0;
 	it->descended = 0;
 	walk_from_root(it);
 }
@@ -45,16 +47,19 @@ void tdp_iter_next(struct tdp_iter *it)
 	uint64_t step;
 
 	if (it->level > it->min_level && spte_is_table(it->fmt, it->old_spte, it->level)) {
-		/* Down: the first child at or after the target. Only the first
-		 * descent of a walk starts inside the child's range. */
-		uint64_t aim = it->gfn > it->target ? it->gfn : it->target;
+		if (!it->skip_children) {
+			/* Down: the first child at or after the target. Only the
+			 * first descent of a walk starts inside the child's range. */
+			uint64_t aim = it->gfn > it->target ? it->gfn : it->target;
 
-		it->level--;
-		it->tables[it->level] = pa_to_va(spte_addr(it->fmt, it->old_spte));
-		it->gfn = tdp_level_base(aim, it->level);
-		it->descended++;
-		load_entry(it);
-		return;
+			it->level--;
+			it->tables[it->level] = pa_to_va(spte_addr(it->fmt, it->old_spte));
+			it->gfn = tdp_level_base(aim, it->level);
+			it->descended++;
+			load_entry(it);
+			return;
+		}
+		it->skip_children = false;
 	}
 	/* Sideways, climbing out of every table whose last entry this was. */
 	step = tdp_level_pages(it->level);

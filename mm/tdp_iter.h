@@ -31,7 +31,8 @@ struct tdp_iter {
 	int level;
 	int min_level;
 	bool valid;
-	uint32_t visited;   /* entries read: work counters, summed by the caller */
+	bool skip_children; /* the next step goes past the current table entry */
+	uint32_t visited[TDP_ROOT_LEVEL + 1]; /* entries read, per level: work counters */
 	uint32_t descended; /* tables entered */
 };
 
@@ -40,6 +41,24 @@ void tdp_iter_start(struct tdp_iter *it, const struct tdp_root *root, int min_le
 void tdp_iter_next(struct tdp_iter *it);
 /* After the lock was dropped and retaken: resume at the current entry's range. */
 void tdp_iter_restart(struct tdp_iter *it);
+
+/* Do not descend into the table the current entry points to: the next step
+ * goes to the entry after it. Applies to the current entry only (a restart
+ * forgets it), so a decision taken before a yield is never reused after it. */
+static inline void tdp_iter_skip_children(struct tdp_iter *it)
+{
+	it->skip_children = true;
+}
+
+/* Entries read at every level. */
+static inline uint64_t tdp_iter_visited(const struct tdp_iter *it)
+{
+	uint64_t n = 0;
+
+	for (int level = 1; level <= TDP_ROOT_LEVEL; level++)
+		n += it->visited[level];
+	return n;
+}
 
 static inline uint64_t tdp_iter_read(const uint64_t *sptep)
 {

@@ -1,4 +1,5 @@
 /* The TDP MMU's walks: the fault path, zaps, and the software translation. */
+#include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
 
 /* Invalidation check under the read lock (protocol in mmu.h). */
@@ -10,9 +11,13 @@ static bool invalidation_raced(struct mmu *mmu, uint64_t seq)
 
 /* Walk to the goal level, linking missing tables, and install the leaf. Where a
  * table already sits at the goal level (the range was mapped small before), the
- * leaf goes below it: a huge leaf never replaces a table under the read lock. */
+ * leaf goes below it: a huge leaf never replaces a table under the read lock.
+ * A present leaf that lacks the access (prefetched without write on a
+ * dirty-logged slot) gets the slot's rights in place: same frame, more rights,
+ * so no flush. A new 4 KiB leaf reports its table in *leaf_table (else NULL),
+ * for prefetch. */
 static enum tdp_fault_result map_locked(struct mmu *mmu, uint64_t gfn, paddr_t pa, int goal,
-					unsigned rights, unsigned access)
+					unsigned rights, unsigned access, uint64_t **leaf_table)
 {
 	const struct spte_format *f = mmu->root.fmt;
 	enum tdp_fault_result res = TDP_RETRY;
@@ -20,8 +25,12 @@ static enum tdp_fault_result map_locked(struct mmu *mmu, uint64_t gfn, paddr_t p
 
 	for_each_tdp_pte_min_level(it, &mmu->root, goal, gfn, gfn + 1) {
 		if (spte_present(f, it.old_spte) && spte_is_leaf(f, it.old_spte, it.level)) {
-			res = (spte_rights(f, it.old_spte) & access) == access ? TDP_SPURIOUS
-									       : TDP_PERMISSION;
+			if ((spte_rights(f, it.old_spte) & access) == access)
+				res = TDP_SPURIOUS;
+			else if (tdp_set_spte_atomic(mmu, &it,
+						     spte_make_leaf(f, spte_addr(f, it.old_spte),
+								    it.level, rights)))
+				res = TDP_FIXED;
 			break;
 		}
 		if (it.level == goal && spte_present(f, it.old_spte)) {
@@ -31,9 +40,11 @@ static enum tdp_fault_result map_locked(struct mmu *mmu, uint64_t gfn, paddr_t p
 		if (it.level == goal) {
 			paddr_t base = pa - ((gfn - tdp_level_base(gfn, goal)) << PAGE_SHIFT);
 
-			res = tdp_set_spte_atomic(mmu, &it, spte_make_leaf(f, base, goal, rights))
-				      ? TDP_FIXED
-				      : TDP_RETRY;
+			if (tdp_set_spte_atomic(mmu, &it, spte_make_leaf(f, base, goal, rights))) {
+				res = TDP_FIXED;
+				if (goal == 1)
+					*leaf_table = it.tables[1];
+			}
 			break;
 		}
 		if (!spte_present(f, it.old_spte)) {
@@ -71,6 +82,7 @@ enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access)
 {
 	uint64_t gfn = gpa >> PAGE_SHIFT;
 	enum tdp_fault_result res;
+	uint64_t *leaf_table = NULL;
 	struct memslot *slot;
 	uint64_t seq;
 	paddr_t pa;
@@ -93,7 +105,10 @@ enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access)
 		if (invalidation_raced(mmu, seq))
 			res = TDP_RETRY;
 		else
-			res = map_locked(mmu, gfn, pa, level, memslot_rights(slot), access);
+			res = map_locked(mmu, gfn, pa, level, memslot_rights(slot), access,
+					 &leaf_table);
+		if (leaf_table)
+			tdp_prefetch(mmu, slot, gfn, leaf_table);
 		read_unlock(&mmu->lock);
 	}
 	read_unlock(&mmu->slots_lock);
@@ -117,14 +132,47 @@ static void zap_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 	tdp_iter_restart(it);
 }
 
+/* The walk has left the leaf table it went through whole: mark it if empty. */
+static void leaf_hint_leave(struct frame *walked, struct zap_work *work)
+{
+	if (walked && leaf_hint_set_if_empty(walked))
+		work->hints_set++;
+}
+
+/* A present level-2 table entry whose 2 MiB region the zap covers whole. The
+ * walk has left the previous such table. Returns the table the walk now goes
+ * through, or NULL when its hint says there is nothing in it. */
+static struct frame *leaf_hint_enter(struct tdp_iter *it, struct frame *walked,
+				     struct zap_work *work)
+{
+	struct frame *table = frame_of(spte_addr(it->fmt, it->old_spte));
+
+	leaf_hint_leave(walked, work);
+	work->hint_checks++;
+	if (!leaf_hint_is_set(table))
+		return table;
+	tdp_iter_skip_children(it);
+	work->skips++;
+	return NULL;
+}
+
 bool tdp_zap(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables, bool can_yield)
 {
 	const struct spte_format *f = mmu->root.fmt;
+	/* Decided once: zaps below 2 MiB, and those that free tables anyway,
+	 * never look at a hint. */
+	bool use_hint = !free_tables && leaf_hint_applies(start, end);
+	struct zap_work work = { .start_cycles = zap_clock() };
+	struct frame *walked = NULL; /* the leaf table being zapped whole */
 	bool flush = false;
 	struct tdp_iter it;
 
 	for_each_tdp_pte(it, &mmu->root, start, end) {
 		if (can_yield && tdp_iter_may_yield(&it) && rwlock_contended(&mmu->lock)) {
+			/* Marking needs the write lock (leaf_hint.h); the restart
+			 * passes the level-2 entry again and decides anew. */
+			leaf_hint_leave(walked, &work);
+			walked = NULL;
 			zap_yield(mmu, &it, &flush);
 			if (!it.valid)
 				break;
@@ -136,9 +184,15 @@ bool tdp_zap(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables, bo
 		     it.gfn + tdp_level_pages(it.level) <= end)) {
 			tdp_set_spte(mmu, &it, SPTE_NONE);
 			flush = true;
+		} else if (use_hint && it.level == 2 && it.gfn >= start &&
+			   it.gfn + tdp_level_pages(2) <= end) {
+			walked = leaf_hint_enter(&it, walked, &work);
 		}
 	}
+	leaf_hint_leave(walked, &work);
 	tdp_iter_account(mmu, &it);
+	if (!free_tables)
+		zap_stats_record(&mmu->zap_stats, &work, tdp_iter_visited(&it), it.visited[1]);
 	if (flush)
 		stat_add(&mmu->stats.remote_tlb_flush_requests, 1);
 	return flush;

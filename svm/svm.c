@@ -357,6 +357,28 @@ static void svm_dump(struct vcpu *v)
 		(unsigned long long)vmcb->control.exit_int_info, vmcb->control.asid);
 }
 
+_Static_assert(sizeof(struct vmcb_save) <= VCPU_ARCH_STATE_MAX, "VMCB save area");
+
+static size_t svm_state_save(struct vcpu *v, void *buf)
+{
+	memcpy(buf, &((struct svm_vcpu *)v->arch)->vmcb->save, sizeof(struct vmcb_save));
+	return sizeof(struct vmcb_save);
+}
+
+static bool svm_state_load(struct vcpu *v, const void *buf, size_t len)
+{
+	struct svm_vcpu *sv = v->arch;
+	struct vmcb_save save;
+
+	if (len != sizeof(save))
+		return false;
+	memcpy(&save, buf, sizeof(save));
+	/* VMRUN requires SVME; the guest never saw it either way. */
+	save.efer |= EFER_SVME;
+	sv->vmcb->save = save;
+	return true;
+}
+
 const struct virt_backend svm_backend = {
 	.name = "svm",
 	.tdp = &npt_format,
@@ -369,4 +391,6 @@ const struct virt_backend svm_backend = {
 	.inject_gp = svm_inject_gp,
 	.flush_tlb = svm_flush_tlb,
 	.dump = svm_dump,
+	.state_save = svm_state_save,
+	.state_load = svm_state_load,
 };

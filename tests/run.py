@@ -68,7 +68,7 @@ def suite_bench(res):
     print("# bench: %.1f s" % (time.time() - t), flush=True)
 
 
-E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs"]
+E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap"]
 
 
 def suite_e2e(res):

@@ -4,6 +4,7 @@
 #include "lib/string.h"
 #include "virt/kernel.h"
 #include "virt/shell.h"
+#include "virt/snapshot.h"
 #include "virt/vm.h"
 
 #define DEFAULT_MEM (128ull << 20)
@@ -30,19 +31,6 @@ static bool valid_vm_name(const char *s)
 	return true;
 }
 
-/* The GRUB module whose string starts with the word `name`. */
-static const struct boot_module *find_module(const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; i < boot_info.n_modules; i++) {
-		const char *s = boot_info.modules[i].cmdline;
-		if (strncmp(s, name, n) == 0 && (s[n] == 0 || s[n] == ' '))
-			return &boot_info.modules[i];
-	}
-	return NULL;
-}
-
 static struct vm *vm_arg(const char *cmd, int argc, char **argv)
 {
 	struct vm *vm;
@@ -56,9 +44,68 @@ static struct vm *vm_arg(const char *cmd, int argc, char **argv)
 	return vm;
 }
 
+/* chunk=SIZE: a power of two from 4 KiB to 2 MiB, as pages. */
+static bool parse_chunk(const char *val, uint32_t *pages)
+{
+	uint64_t chunk;
+
+	if (!parse_size(val, &chunk) || chunk < 4096 || chunk > (2u << 20) || (chunk & (chunk - 1)))
+		return false;
+	*pages = (uint32_t)(chunk >> 12);
+	return true;
+}
+
+/* Join argv[from..argc) with spaces after `prefix`; false if too long. */
+static bool join_words(char *buf, size_t size, const char *prefix, int from, int argc, char **argv)
+{
+	size_t len = (size_t)ksnprintf(buf, size, "%s", prefix);
+
+	for (int i = from; i < argc && len < size; i++)
+		len += (size_t)ksnprintf(buf + len, size - len, "%s%s", len ? " " : "", argv[i]);
+	return len < size;
+}
+
+/* vm create NAME restore=IMG [chunk=SIZE] [-- ARGS]: resume a snapshot. */
+static int vm_restore_cmd(int argc, char **argv)
+{
+	static char args[VM_ARGS_MAX];
+	const struct snapshot_image *img = NULL;
+	uint32_t chunk_pages = 1;
+	char err[128];
+	int i;
+
+	for (i = 3; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		const char *val = strchr(argv[i], '=');
+
+		if (val && strncmp(argv[i], "restore=", 8) == 0) {
+			if (!(img = snapshot_find(val + 1, err, sizeof(err)))) {
+				kprintf("vm: %s\n", err);
+				return 1;
+			}
+		} else if (val && strncmp(argv[i], "chunk=", 6) == 0) {
+			if (!parse_chunk(val + 1, &chunk_pages))
+				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)",
+							 val + 1);
+		} else {
+			return shell_usage_error("vm", "unexpected argument '%s' with restore= (memory "
+						 "and kernel come from the image)", argv[i]);
+		}
+	}
+	if (!join_words(args, sizeof(args), "", i + 1, argc, argv))
+		return shell_usage_error("vm", "guest arguments longer than %zu characters",
+					 sizeof(args) - 1);
+	if (!vm_restore(argv[2], img, chunk_pages, args, err, sizeof(err))) {
+		kprintf("vm: cannot create '%s': %s\n", argv[2], err);
+		return 1;
+	}
+	kprintf("vm %s created: %llu MiB restored from image '%s' in %u KiB chunks\n", argv[2],
+		(unsigned long long)(img->mem_bytes >> 20), img->name, chunk_pages * 4);
+	return 0;
+}
+
 static int vm_create_cmd(int argc, char **argv)
 {
-	static char cmdline[256];
+	static char cmdline[256], args[VM_ARGS_MAX];
 	struct vm_create_args a = { .mem_bytes = DEFAULT_MEM, .backing = BACKING_LAZY,
 				    .chunk_pages = 1 };
 	const struct boot_module *mod;
@@ -66,12 +113,14 @@ static int vm_create_cmd(int argc, char **argv)
 	int i;
 
 	if (argc < 4)
-		return shell_usage_error("vm", "create needs a NAME and a MODULE");
+		return shell_usage_error("vm", "create needs a NAME and a MODULE or restore=IMAGE");
 	a.name = argv[2];
 	if (!valid_vm_name(a.name))
 		return shell_usage_error("vm", "bad VM name '%s' (1-%d of A-Z a-z 0-9 _ -)", a.name,
 					 VM_NAME_MAX - 1);
-	if (!(mod = find_module(argv[3]))) {
+	if (strncmp(argv[3], "restore=", 8) == 0)
+		return vm_restore_cmd(argc, argv);
+	if (!(mod = boot_module_find(argv[3]))) {
 		kprintf("vm: no module '%s' (see 'modules')\n", argv[3]);
 		return 1;
 	}
@@ -96,7 +145,8 @@ static int vm_create_cmd(int argc, char **argv)
 			else
 				return shell_usage_error("vm", "bad backing '%s' (eager, lazy or restore)", val);
 		} else if (strncmp(argv[i], "image=", 6) == 0) {
-			const struct boot_module *img = find_module(val);
+			/* A raw memory image: the guest boots MODULE over it. */
+			const struct boot_module *img = boot_module_find(val);
 			if (!img) {
 				kprintf("vm: no module '%s' for the restore image\n", val);
 				return 1;
@@ -104,11 +154,8 @@ static int vm_create_cmd(int argc, char **argv)
 			a.restore_image = (const void *)(uintptr_t)img->start;
 			a.restore_bytes = img->end - img->start;
 		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
-			uint64_t chunk;
-			if (!parse_size(val, &chunk) || chunk < 4096 || chunk > (2u << 20) ||
-			    (chunk & (chunk - 1)))
+			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
-			a.chunk_pages = (uint32_t)(chunk >> 12);
 		} else {
 			return shell_usage_error("vm", "unexpected argument '%s'", argv[i]);
 		}
@@ -116,13 +163,12 @@ static int vm_create_cmd(int argc, char **argv)
 	if (a.backing == BACKING_RESTORE && !a.restore_image)
 		return shell_usage_error("vm", "backing=restore needs image=MODULE");
 	/* The guest sees "MODULE ARGS", as QEMU passes "KERNEL ARGS". */
-	size_t len = (size_t)ksnprintf(cmdline, sizeof(cmdline), "%s", argv[3]);
-	for (i = i + 1; i < argc && len < sizeof(cmdline); i++)
-		len += (size_t)ksnprintf(cmdline + len, sizeof(cmdline) - len, " %s", argv[i]);
-	if (len >= sizeof(cmdline))
+	if (!join_words(args, sizeof(args), "", i + 1, argc, argv) ||
+	    !join_words(cmdline, sizeof(cmdline), argv[3], i + 1, argc, argv))
 		return shell_usage_error("vm", "guest arguments longer than %zu characters",
-					 sizeof(cmdline) - 1);
+					 sizeof(cmdline) - 1 - strlen(argv[3]));
 	a.cmdline = cmdline;
+	a.args = args;
 
 	if (!vm_create(&a, err, sizeof(err))) {
 		kprintf("vm: cannot create '%s': %s\n", a.name, err);
@@ -132,6 +178,63 @@ static int vm_create_cmd(int argc, char **argv)
 		(unsigned long long)(a.mem_bytes >> 20),
 		a.backing == BACKING_EAGER ? "eager" : a.backing == BACKING_LAZY ? "lazy" : "restore",
 		argv[3]);
+	return 0;
+}
+
+/* vm snapshot NAME IMG: capture a paused (or never run) VM. */
+static int vm_snapshot_cmd(int argc, char **argv)
+{
+	struct vm *vm = vm_arg("vm", argc, argv);
+	const struct snapshot_image *img;
+	char err[128] = "";
+
+	if (!vm)
+		return 1;
+	if (argc != 4 || !valid_vm_name(argv[3]))
+		return shell_usage_error("vm", "snapshot needs a VM and an image name (1-%d of "
+					 "A-Z a-z 0-9 _ -)", SNAPSHOT_NAME_MAX - 1);
+	if (!(img = snapshot_take(vm, argv[3], err, sizeof(err)))) {
+		kprintf("vm: cannot snapshot '%s': %s\n", vm->name, err);
+		return 1;
+	}
+	kprintf("vm %s snapshot: image '%s', %llu MiB at rip 0x%llx\n", vm->name, img->name,
+		(unsigned long long)(img->mem_bytes >> 20),
+		(unsigned long long)img->state->regs.rip);
+	return 0;
+}
+
+static int vm_images_cmd(void)
+{
+	const struct snapshot_image *img = snapshot_next(NULL);
+
+	if (!img)
+		kprintf("no images\n");
+	for (; img; img = snapshot_next(img))
+		kprintf("%-16s %6llu MiB  %s  rip 0x%llx%s\n", img->name,
+			(unsigned long long)(img->mem_bytes >> 20), img->state->backend,
+			(unsigned long long)img->state->regs.rip,
+			img->memory_pa ? "" : "  (module)");
+	return 0;
+}
+
+static int vm_image_free_cmd(int argc, char **argv)
+{
+	char err[128];
+	const struct snapshot_image *img;
+
+	if (argc != 3)
+		return shell_usage_error("vm", "image-free needs an image name");
+	for (struct vm *vm = vm_next(NULL); vm; vm = vm_next(vm))
+		if (vm->restored_from && strcmp(vm->restored_from->name, argv[2]) == 0) {
+			kprintf("vm: '%s' restores from '%s': destroy it first\n", vm->name, argv[2]);
+			return 1;
+		}
+	if (!(img = snapshot_find(argv[2], err, sizeof(err)))) {
+		kprintf("vm: %s\n", err);
+		return 1;
+	}
+	snapshot_free(img);
+	kprintf("image %s freed\n", argv[2]);
 	return 0;
 }
 
@@ -205,11 +308,17 @@ static int cmd_vm(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "audit") == 0)
 		return vm_audit_cmd(argc, argv);
+	if (strcmp(argv[1], "snapshot") == 0)
+		return vm_snapshot_cmd(argc, argv);
+	if (strcmp(argv[1], "images") == 0)
+		return vm_images_cmd();
+	if (strcmp(argv[1], "image-free") == 0)
+		return vm_image_free_cmd(argc, argv);
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME",
-	      "create, run, list, destroy and audit VMs");
+	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | snapshot NAME IMAGE | images | image-free IMAGE",
+	      "create, run, list, destroy, audit and snapshot VMs; restore them from images");
 
 static void print_vm_stats(struct vm *vm)
 {

@@ -95,9 +95,20 @@ uint32_t fpu_xsave_size(uint64_t xcr0)
 	return size;
 }
 
+uint32_t fpu_vcpu_area_bytes(void)
+{
+	return use_xsave ? fpu_xsave_size(host_xcr0) : FXSAVE_SIZE;
+}
+
+void fpu_vcpu_sync(struct vcpu *v)
+{
+	if (fpu_owner == v)
+		fpu_save(v->xsave);
+}
+
 int fpu_vcpu_init(struct vcpu *v)
 {
-	uint32_t size = use_xsave ? fpu_xsave_size(host_xcr0) : FXSAVE_SIZE;
+	uint32_t size = fpu_vcpu_area_bytes();
 	unsigned order = size > PAGE_SIZE ? 1 : 0;
 	paddr_t pa = frame_alloc_zeroed(order);
 
@@ -117,8 +128,7 @@ void fpu_vcpu_free(struct vcpu *v)
 	if (fpu_owner == v)
 		fpu_owner = NULL;
 	if (v->xsave) {
-		uint32_t size = use_xsave ? fpu_xsave_size(host_xcr0) : FXSAVE_SIZE;
-		frame_free(va_to_pa(v->xsave), size > PAGE_SIZE ? 1 : 0);
+		frame_free(va_to_pa(v->xsave), fpu_vcpu_area_bytes() > PAGE_SIZE ? 1 : 0);
 	}
 	v->xsave = NULL;
 }

@@ -19,6 +19,10 @@ bool fpu_has_xsave(void);
 /* A vCPU's area, in the initial state (FCW 0x37f, MXCSR 0x1f80). 0 or -1. */
 int fpu_vcpu_init(struct vcpu *v);
 void fpu_vcpu_free(struct vcpu *v);
+/* Bytes of a vCPU's area, and the area brought up to date with the registers
+ * (the state stays live in them until another vCPU enters): for snapshots. */
+uint32_t fpu_vcpu_area_bytes(void);
+void fpu_vcpu_sync(struct vcpu *v);
 /* Around each guest entry: make v's state live, and its XCR0. */
 void fpu_enter(struct vcpu *v);
 void fpu_exit(struct vcpu *v);

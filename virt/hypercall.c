@@ -3,6 +3,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
+#include "lib/string.h"
 #include "virt/emulate.h"
 #include "virt/hypercall.h"
 
@@ -34,6 +35,64 @@ static uint64_t hc_puts(struct vm *vm, uint64_t gpa, uint64_t len)
 	return 0;
 }
 
+/* The arguments NUL-terminated, cut to len; returns their full length. */
+static uint64_t hc_args(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	uint64_t n = strnlen(vm->args, VM_ARGS_MAX);
+	uint64_t copy = n + 1 < len ? n + 1 : len;
+
+	if (!guest_range_ok(vm, gpa, len) || mmu_write_guest(&vm->mmu, gpa, vm->args, copy))
+		return (uint64_t)HC_EINVAL;
+	if (copy == len)
+		mmu_write_guest(&vm->mmu, gpa + len - 1, "", 1);
+	return n;
+}
+
+/* The guest needs the union of what it lost, not the history: a range that
+ * overlaps or touches one not yet collected joins it, so that discarding the
+ * same range again and again, or rolling across memory, takes one entry. */
+void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	struct vm_lost *l = &vm->lost;
+
+	mmu_discard(&vm->mmu, gpa, len);
+	for (unsigned i = 0; i < l->count; i++) {
+		struct hc_range *r = &l->range[i];
+		uint64_t end = gpa + len > r->gpa + r->len ? gpa + len : r->gpa + r->len;
+
+		if (gpa <= r->gpa + r->len && r->gpa <= gpa + len) {
+			r->gpa = gpa < r->gpa ? gpa : r->gpa;
+			r->len = end - r->gpa;
+			return;
+		}
+	}
+	if (l->count == VM_LOST_MAX)
+		l->overflow = true;
+	else
+		l->range[l->count++] = (struct hc_range){ gpa, len };
+}
+
+/* The oldest ranges first, as many as fit; the rest wait for the next call. */
+static uint64_t hc_lost_ranges(struct vm *vm, uint64_t gpa, uint64_t max)
+{
+	struct vm_lost *l = &vm->lost;
+	unsigned n = l->count < max ? l->count : (unsigned)max;
+
+	if (l->overflow) {
+		l->overflow = false;
+		l->count = 0;
+		return (uint64_t)HC_ELOST;
+	}
+	if (!n)
+		return 0;
+	if (!guest_range_ok(vm, gpa, n * sizeof(struct hc_range)) ||
+	    mmu_write_guest(&vm->mmu, gpa, l->range, n * sizeof(struct hc_range)))
+		return (uint64_t)HC_EINVAL;
+	memmove(l->range, l->range + n, (l->count - n) * sizeof(struct hc_range));
+	l->count -= n;
+	return n;
+}
+
 bool emulate_hypercall(struct vm *vm)
 {
 	struct vcpu_regs *r = &vm->vcpu.regs;
@@ -58,6 +117,16 @@ bool emulate_hypercall(struct vm *vm)
 		break;
 	case HC_PUTS:
 		ret = hc_puts(vm, r->rbx, r->rcx);
+		break;
+	case HC_LOST_RANGES:
+		ret = hc_lost_ranges(vm, r->rbx, r->rcx);
+		break;
+	case HC_SNAPSHOT_POINT:
+		vm_pause(vm, "snapshot point");
+		ret = 0;
+		break;
+	case HC_ARGS:
+		ret = hc_args(vm, r->rbx, r->rcx);
 		break;
 	default:
 		vm_fail(vm, "unknown hypercall 0x%llx", (unsigned long long)r->rax);

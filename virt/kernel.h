@@ -3,5 +3,7 @@
 #include "boot/multiboot2.h"
 
 extern struct boot_info boot_info;
+/* The GRUB module whose string starts with the word `name`, or NULL. */
+const struct boot_module *boot_module_find(const char *name);
 /* End of the identity-mapped physical range. */
 extern uint64_t mapped_top;

@@ -11,6 +11,7 @@
 #include "boot/paging.h"
 #include "lib/parse.h"
 #include "lib/print.h"
+#include "lib/string.h"
 #include "mm/frame.h"
 #include "virt/kernel.h"
 #include "virt/options.h"
@@ -19,6 +20,18 @@
 
 struct boot_info boot_info;
 uint64_t mapped_top;
+
+const struct boot_module *boot_module_find(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < boot_info.n_modules; i++) {
+		const char *s = boot_info.modules[i].cmdline;
+		if (strncmp(s, name, n) == 0 && (s[n] == 0 || s[n] == ' '))
+			return &boot_info.modules[i];
+	}
+	return NULL;
+}
 
 /* Largest boot information we accept: GRUB's, with an EFI memory map, is a few KiB. */
 #define MB2_INFO_MAX (1u << 20)

@@ -79,7 +79,17 @@ struct virt_backend {
 	void (*flush_tlb)(void *vcpu);
 	/* Control registers, segments and exit state for a report. */
 	void (*dump)(struct vcpu *v);
+	/* The architectural guest state the backend holds (SVM: the VMCB save
+	 * area; VMX: the VMCS guest-state fields, read shadows and the MSRs it
+	 * switches), for snapshots and clones: state_save fills buf (at most
+	 * VCPU_ARCH_STATE_MAX bytes) and returns the bytes used; state_load
+	 * takes what state_save of the same backend gave, false if refused.
+	 * Call between runs; virt/ keeps the registers of struct vcpu_regs. */
+	size_t (*state_save)(struct vcpu *v, void *buf);
+	bool (*state_load)(struct vcpu *v, const void *buf, size_t len);
 };
+
+#define VCPU_ARCH_STATE_MAX 1024
 
 struct vcpu {
 	struct vm *vm;

@@ -12,6 +12,7 @@
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 #include "virt/mb1_loader.h"
+#include "virt/vcpu_state.h"
 #include "vmx/vmx.h"
 #include <stdarg.h>
 
@@ -79,6 +80,12 @@ void vm_exit(struct vm *vm, int status)
 	vm->state = VM_EXITED;
 }
 
+void vm_pause(struct vm *vm, const char *reason)
+{
+	vm->pause_reason = reason;
+	vm->state = VM_PAUSED;
+}
+
 /* Undo whatever part of creation was done: the MMU frees every table and
  * frame the VM owned. */
 static void vm_teardown(struct vm *vm, bool mmu_ready, bool vcpu_ready)
@@ -104,7 +111,8 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		ksnprintf(err, errlen, "a VM named '%s' exists", a->name);
 		return NULL;
 	}
-	if (mb1_check(a->image, a->image_size, a->mem_bytes, a->cmdline, NULL, 0, err, errlen))
+	if (!a->vcpu_state &&
+	    mb1_check(a->image, a->image_size, a->mem_bytes, a->cmdline, NULL, 0, err, errlen))
 		return NULL;
 	for (int i = 0; i < VM_MAX; i++) {
 		if (!vm_used[i]) {
@@ -120,6 +128,8 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		return NULL;
 	}
 	memcpy(vm->name, a->name, strnlen(a->name, VM_NAME_MAX - 1));
+	if (a->args)
+		memcpy(vm->args, a->args, strnlen(a->args, VM_ARGS_MAX - 1));
 	vm->mem_bytes = a->mem_bytes;
 	vm->vcpu.vm = vm;
 
@@ -144,6 +154,14 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		ksnprintf(err, errlen, "out of memory for the vCPU");
 		vm_teardown(vm, true, false);
 		return NULL;
+	}
+	if (a->vcpu_state) {
+		if (!vcpu_state_load(vm, a->vcpu_state, err, errlen)) {
+			vm_teardown(vm, true, true);
+			return NULL;
+		}
+		vm->state = VM_READY;
+		return vm;
 	}
 	if (mb1_load(&vm->mmu, a->mem_bytes, a->image, a->image_size, a->cmdline, NULL, 0,
 		     &entry, err, errlen)) {
@@ -274,7 +292,6 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 	struct vcpu *v = &vm->vcpu;
 	uint64_t start = rdtsc();
 	uint64_t deadline = timeout_ms ? start + timeout_ms * tsc_khz() : 0;
-	const char *pause_reason = NULL;
 	struct vexit e;
 
 	vm->state = VM_RUNNING;
@@ -296,12 +313,12 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 		sti();
 		__asm__ volatile("nop");
 		cli();
+		if (vm->state != VM_RUNNING)
+			break;
 		if (deadline && rdtsc() >= deadline)
-			pause_reason = "timeout";
+			vm_pause(vm, "timeout");
 		else if (console_interrupt())
-			pause_reason = "Ctrl-C";
-		if (pause_reason && vm->state == VM_RUNNING)
-			vm->state = VM_PAUSED;
+			vm_pause(vm, "Ctrl-C");
 	}
 	sti();
 	uart_flush_line(vm);
@@ -312,7 +329,7 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 		break;
 	case VM_PAUSED:
 		kprintf("vm %s stopped: %s after %llu ms (paused; 'vm run %s' continues it)\n",
-			vm->name, pause_reason, (unsigned long long)(tsc_to_ns(rdtsc() - start) / 1000000),
+			vm->name, vm->pause_reason, (unsigned long long)(tsc_to_ns(rdtsc() - start) / 1000000),
 			vm->name);
 		break;
 	default:

@@ -2,16 +2,30 @@
  * emulated devices, and how the VM ended. */
 #pragma once
 #include "mm/mmu.h"
+#include "virt/hypercall.h"
 #include "virt/vcpu.h"
+
+struct snapshot_image;
+struct vcpu_state;
+
+/* Ranges sprig discarded behind the guest's back (vm_discard), kept until the
+ * guest collects them with HC_LOST_RANGES. */
+#define VM_LOST_MAX 64
+struct vm_lost {
+	struct hc_range range[VM_LOST_MAX];
+	unsigned count;
+	bool overflow; /* more were discarded than range[] holds */
+};
 
 #define VM_MAX 16
 #define VM_NAME_MAX 16
 #define VM_IO_PORTS_TRACKED 8
+#define VM_ARGS_MAX 256
 
 enum vm_state {
 	VM_READY,   /* created, never run */
 	VM_RUNNING, /* inside vm_run */
-	VM_PAUSED,  /* stopped at an exit by a timeout or Ctrl-C; can run again */
+	VM_PAUSED,  /* stopped at an exit (timeout, Ctrl-C, snapshot point); can run again */
 	VM_EXITED,  /* the guest ended itself (exit port or hypercall) */
 	VM_FAILED,  /* sprig stopped the guest: triple fault, bad access, ... */
 };
@@ -49,10 +63,14 @@ struct vm {
 	uint64_t created_tsc;
 	int exit_status;
 	char stop_reason[160];
+	const char *pause_reason; /* why a VM_PAUSED VM paused */
+	char args[VM_ARGS_MAX];   /* the guest's arguments, for HC_ARGS */
+	const struct snapshot_image *restored_from; /* its memory's image, or NULL */
 	/* Called after every exit while the VM runs (benchmark scenarios zap
 	 * or discard memory between exits); NULL when unused. */
 	void (*on_exit)(struct vm *vm, const struct vexit *e, void *ctx);
 	void *on_exit_ctx;
+	struct vm_lost lost;
 };
 
 struct vm_create_args {
@@ -65,6 +83,10 @@ struct vm_create_args {
 	const void *restore_image; /* BACKING_RESTORE: the memory image */
 	uint64_t restore_bytes;
 	uint32_t chunk_pages;
+	const char *args; /* the guest's arguments alone, for HC_ARGS */
+	/* A snapshot's vCPU state: the VM resumes from it instead of booting
+	 * `image` (which is then unused), its memory restored from restore_image. */
+	const struct vcpu_state *vcpu_state;
 };
 
 /* Pick the backend and enable virtualization on this CPU; false if the CPU
@@ -87,5 +109,10 @@ struct vm *vm_next(const struct vm *prev);
 void vm_fail(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The guest ended itself with status. */
 void vm_exit(struct vm *vm, int status);
+/* Discard guest memory (mmu_discard) and tell the guest: it learns the range
+ * from HC_LOST_RANGES (virt/hypercall.c). */
+void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len);
+/* Stop the run loop at this exit, leaving the VM paused (reason: a literal). */
+void vm_pause(struct vm *vm, const char *reason);
 
 extern const char *const vexit_kind_names[VEXIT_KINDS];

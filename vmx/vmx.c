@@ -1098,6 +1098,85 @@ static void vmx_dump(struct vcpu *v)
 	kprintf("  VPID %u EPTP %llx\n", a->vpid, (unsigned long long)a->eptp);
 }
 
+/* The VMCS fields that hold the guest's architectural state, in the order
+ * the saved state lists them. The read shadows are what the guest sees of the
+ * host-owned CR0/CR4 bits; the PDPTEs matter for PAE paging outside long mode;
+ * interruptibility and activity state say whether an STI shadow or a halt was
+ * pending at the exit. */
+static const uint16_t saved_guest_fields[] = {
+	VMCS_GUEST_ES_SEL, VMCS_GUEST_CS_SEL, VMCS_GUEST_SS_SEL, VMCS_GUEST_DS_SEL,
+	VMCS_GUEST_FS_SEL, VMCS_GUEST_GS_SEL, VMCS_GUEST_LDTR_SEL, VMCS_GUEST_TR_SEL,
+	VMCS_GUEST_ES_LIMIT, VMCS_GUEST_ES_LIMIT + 2, VMCS_GUEST_ES_LIMIT + 4,
+	VMCS_GUEST_ES_LIMIT + 6, VMCS_GUEST_ES_LIMIT + 8, VMCS_GUEST_ES_LIMIT + 10,
+	VMCS_GUEST_ES_LIMIT + 12, VMCS_GUEST_ES_LIMIT + 14,
+	VMCS_GUEST_ES_AR, VMCS_GUEST_ES_AR + 2, VMCS_GUEST_ES_AR + 4, VMCS_GUEST_ES_AR + 6,
+	VMCS_GUEST_ES_AR + 8, VMCS_GUEST_ES_AR + 10, VMCS_GUEST_ES_AR + 12,
+	VMCS_GUEST_ES_AR + 14,
+	VMCS_GUEST_ES_BASE, VMCS_GUEST_ES_BASE + 2, VMCS_GUEST_ES_BASE + 4,
+	VMCS_GUEST_ES_BASE + 6, VMCS_GUEST_ES_BASE + 8, VMCS_GUEST_ES_BASE + 10,
+	VMCS_GUEST_ES_BASE + 12, VMCS_GUEST_ES_BASE + 14,
+	VMCS_GUEST_GDTR_LIMIT, VMCS_GUEST_GDTR_BASE, VMCS_GUEST_IDTR_LIMIT, VMCS_GUEST_IDTR_BASE,
+	VMCS_GUEST_CR0, VMCS_GUEST_CR3, VMCS_GUEST_CR4, VMCS_CR0_READ_SHADOW,
+	VMCS_CR4_READ_SHADOW, VMCS_GUEST_DR7, VMCS_GUEST_RSP, VMCS_GUEST_RIP, VMCS_GUEST_RFLAGS,
+	VMCS_GUEST_PENDING_DBG, VMCS_GUEST_SYSENTER_CS, VMCS_GUEST_SYSENTER_ESP,
+	VMCS_GUEST_SYSENTER_EIP, VMCS_GUEST_DEBUGCTL, VMCS_GUEST_EFER, VMCS_GUEST_PDPTE0,
+	VMCS_GUEST_PDPTE0 + 2, VMCS_GUEST_PDPTE0 + 4, VMCS_GUEST_PDPTE0 + 6,
+	VMCS_GUEST_INTERRUPTIBILITY, VMCS_GUEST_ACTIVITY_STATE,
+};
+#define SAVED_GUEST_FIELDS (sizeof(saved_guest_fields) / sizeof(saved_guest_fields[0]))
+
+/* The saved state: the fields above, then what the backend keeps beside the
+ * VMCS for the guest. */
+struct vmx_saved_state {
+	uint64_t field[SAVED_GUEST_FIELDS];
+	uint64_t switched_msr[SWITCHED_MSRS];
+	uint64_t cr8, pat;
+};
+_Static_assert(sizeof(struct vmx_saved_state) <= VCPU_ARCH_STATE_MAX, "VMX saved state");
+
+static size_t vmx_state_save(struct vcpu *v, void *buf)
+{
+	struct vmx_vcpu *a = v->arch;
+	struct vmx_saved_state st;
+
+	if (!vmcs_make_current(a))
+		return 0;
+	for (unsigned i = 0; i < SAVED_GUEST_FIELDS; i++)
+		st.field[i] = vmcs_read(saved_guest_fields[i]);
+	for (unsigned i = 0; i < SWITCHED_MSRS; i++)
+		st.switched_msr[i] = a->msrs[i].value;
+	st.cr8 = a->cr8;
+	st.pat = a->pat;
+	memcpy(buf, &st, sizeof(st));
+	return sizeof(st);
+}
+
+static bool vmx_state_load(struct vcpu *v, const void *buf, size_t len)
+{
+	struct vmx_vcpu *a = v->arch;
+	struct vmcs_writer w = { 0 };
+	struct vmx_saved_state st;
+
+	if (len != sizeof(st) || !vmcs_make_current(a))
+		return false;
+	memcpy(&st, buf, sizeof(st));
+	for (unsigned i = 0; i < SAVED_GUEST_FIELDS; i++)
+		vmw(&w, saved_guest_fields[i], st.field[i]);
+	if (w.failed) {
+		kprintf("vmx: VMWRITE to field 0x%x failed: %s\n", w.field,
+			vmx_instruction_error_name(w.error));
+		return false;
+	}
+	for (unsigned i = 0; i < SWITCHED_MSRS; i++)
+		a->msrs[i].value = st.switched_msr[i];
+	a->cr8 = st.cr8;
+	a->pat = st.pat;
+	set_ia32e_mode(vmcs_read(VMCS_GUEST_EFER) & EFER_LMA);
+	/* The saved RIP is where the guest stopped: its interruptibility holds. */
+	a->exit_rip = vmcs_read(VMCS_GUEST_RIP);
+	return true;
+}
+
 /* Not const: cpu_enable picks the EPT format (with A/D bits when the CPU has
  * them) before any VM's MMU is created with it. */
 struct virt_backend vmx_backend = {
@@ -1112,4 +1191,6 @@ struct virt_backend vmx_backend = {
 	.inject_gp = vmx_inject_gp,
 	.flush_tlb = vmx_flush_tlb,
 	.dump = vmx_dump,
+	.state_save = vmx_state_save,
+	.state_load = vmx_state_load,
 };

@@ -34,3 +34,11 @@ struct bench_spread bench_spread(uint64_t *samples, unsigned n);
 /* The benchmark program was started with --instructions-child ARG: the
  * argument, else NULL (see mmu_bench.c). */
 extern const char *bench_child_arg;
+
+/* Instruction counts: the program re-runs itself under callgrind with
+ * --instructions-child CHILD_ARG (bench_child_arg), and the child brackets each
+ * measured phase with bench_count_begin() / bench_count_end(NAME). Fills
+ * instr[0..phases) with the phases' totals in order; 0s without valgrind. */
+void bench_count_instructions(const char *child_arg, unsigned phases, uint64_t *instr);
+void bench_count_begin(void);
+void bench_count_end(const char *phase);

@@ -4,6 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define HAVE_CALLGRIND 1
+#else
+#define HAVE_CALLGRIND 0
+#endif
 
 static struct bench *benches;
 const char *bench_child_arg;
@@ -36,6 +44,57 @@ struct bench_spread bench_spread(uint64_t *s, unsigned n)
 {
 	qsort(s, n, sizeof(*s), cmp_u64);
 	return (struct bench_spread){ s[n / 2], s[0], s[n - 1] };
+}
+
+void bench_count_begin(void)
+{
+#if HAVE_CALLGRIND
+	CALLGRIND_ZERO_STATS;
+	CALLGRIND_TOGGLE_COLLECT;
+#endif
+}
+
+void bench_count_end(const char *phase)
+{
+#if HAVE_CALLGRIND
+	CALLGRIND_TOGGLE_COLLECT;
+	CALLGRIND_DUMP_STATS_AT(phase);
+#else
+	(void)phase;
+#endif
+}
+
+/* Read the `totals:` line of each phase's dump. */
+void bench_count_instructions(const char *child_arg, unsigned phases, uint64_t *instr)
+{
+	char dir[] = "/tmp/sprig-bench-XXXXXX", cmd[512], path[300], exe[256], line[256];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	memset(instr, 0, phases * sizeof(*instr));
+	if (!HAVE_CALLGRIND || n <= 0 || system("valgrind --version >/dev/null 2>&1") != 0 ||
+	    !mkdtemp(dir))
+		return;
+	exe[n] = 0;
+	snprintf(cmd, sizeof cmd,
+		 "valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=%s/cg "
+		 "%s --instructions-child %s >/dev/null 2>&1",
+		 dir, exe, child_arg);
+	if (system(cmd) == 0) {
+		for (unsigned p = 0; p < phases; p++) {
+			FILE *f;
+
+			snprintf(path, sizeof path, "%s/cg.%u", dir, p + 1);
+			f = fopen(path, "r");
+			while (f && fgets(line, sizeof line, f))
+				if (!strncmp(line, "totals:", 7))
+					instr[p] = strtoull(line + 7, NULL, 10);
+			if (f)
+				fclose(f);
+		}
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "bench: could not remove %s\n", dir);
 }
 
 static bool selected(const char *name, int argc, char **argv)

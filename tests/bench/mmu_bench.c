@@ -3,6 +3,7 @@
  * interleaved runs: the machine is shared and noisy), and instructions counted
  * by callgrind when valgrind is installed (the program re-runs itself under
  * callgrind once per variant, with collection switched on around each phase). */
+#include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
@@ -10,14 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-
-#if __has_include(<valgrind/callgrind.h>)
-#include <valgrind/callgrind.h>
-#define HAVE_CALLGRIND 1
-#else
-#define HAVE_CALLGRIND 0
-#endif
 
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
@@ -68,24 +61,6 @@ static void no_flush(void *ctx)
 	(void)ctx;
 }
 
-static void callgrind_begin(void)
-{
-#if HAVE_CALLGRIND
-	CALLGRIND_ZERO_STATS;
-	CALLGRIND_TOGGLE_COLLECT;
-#endif
-}
-
-static void callgrind_end(enum phase p)
-{
-#if HAVE_CALLGRIND
-	CALLGRIND_TOGGLE_COLLECT;
-	CALLGRIND_DUMP_STATS_AT(phase_names[p]);
-#else
-	(void)p;
-#endif
-}
-
 static void fault_all(struct mmu *mmu, uint64_t size, uint64_t step)
 {
 	for (uint64_t gpa = SLOT_GPA; gpa < SLOT_GPA + size; gpa += step)
@@ -110,10 +85,10 @@ static struct sample run_once(const struct variant *v, uint64_t size, bool count
 	}
 	t = bench_now_ns();
 	if (counting)
-		callgrind_begin();
+		bench_count_begin();
 	fault_all(&mmu, size, v->step);
 	if (counting)
-		callgrind_end(PH_FAULT);
+		bench_count_end(phase_names[PH_FAULT]);
 	s.ns[PH_FAULT] = bench_now_ns() - t;
 	s.visited[PH_FAULT] = visited = mmu.stats.spte_visited;
 	s.ops[PH_FAULT] = size / v->step;
@@ -122,13 +97,13 @@ static struct sample run_once(const struct variant *v, uint64_t size, bool count
 
 	t = bench_now_ns();
 	if (counting)
-		callgrind_begin();
+		bench_count_begin();
 	write_lock(&mmu.lock);
 	if (tdp_zap_range(&mmu, SLOT_GPA >> 12, (SLOT_GPA + size) >> 12))
 		mmu_flush_tlb(&mmu);
 	write_unlock(&mmu.lock);
 	if (counting)
-		callgrind_end(PH_ZAP);
+		bench_count_end(phase_names[PH_ZAP]);
 	s.ns[PH_ZAP] = bench_now_ns() - t;
 	s.visited[PH_ZAP] = mmu.stats.spte_visited - visited;
 	s.ops[PH_ZAP] = mmu.stats.leaves_zapped;
@@ -137,48 +112,23 @@ static struct sample run_once(const struct variant *v, uint64_t size, bool count
 	visited = mmu.stats.spte_visited;
 	t = bench_now_ns();
 	if (counting)
-		callgrind_begin();
+		bench_count_begin();
 	mmu_destroy(&mmu);
 	if (counting)
-		callgrind_end(PH_TEARDOWN);
+		bench_count_end(phase_names[PH_TEARDOWN]);
 	s.ns[PH_TEARDOWN] = bench_now_ns() - t;
 	s.visited[PH_TEARDOWN] = mmu.stats.spte_visited - visited;
 	s.ops[PH_TEARDOWN] = size / v->step;
 	return s;
 }
 
-/* Instructions per phase: run this program under callgrind for one variant and
- * read the `totals:` line of each phase's dump. 0s if valgrind is missing. */
+/* Instructions per phase of one variant, counted by callgrind. */
 static void count_instructions(const struct variant *v, uint64_t instr[N_PHASES])
 {
-	char dir[] = "/tmp/sprig-bench-XXXXXX", cmd[512], path[300], exe[256], line[256];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char arg[64];
 
-	memset(instr, 0, N_PHASES * sizeof(*instr));
-	if (!HAVE_CALLGRIND || n <= 0 || system("valgrind --version >/dev/null 2>&1") != 0 ||
-	    !mkdtemp(dir))
-		return;
-	exe[n] = 0;
-	snprintf(cmd, sizeof cmd,
-		 "valgrind --tool=callgrind --collect-atstart=no --callgrind-out-file=%s/cg "
-		 "%s --instructions-child tdp_1g:%s >/dev/null 2>&1",
-		 dir, exe, v->name);
-	if (system(cmd) == 0) {
-		for (int p = 0; p < N_PHASES; p++) {
-			FILE *f;
-
-			snprintf(path, sizeof path, "%s/cg.%d", dir, p + 1);
-			f = fopen(path, "r");
-			while (f && fgets(line, sizeof line, f))
-				if (!strncmp(line, "totals:", 7))
-					instr[p] = strtoull(line + 7, NULL, 10);
-			if (f)
-				fclose(f);
-		}
-	}
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "bench: could not remove %s\n", dir);
+	snprintf(arg, sizeof arg, "tdp_1g:%s", v->name);
+	bench_count_instructions(arg, N_PHASES, instr);
 }
 
 BENCH(tdp_1g)
@@ -187,7 +137,11 @@ BENCH(tdp_1g)
 	unsigned runs = smoke ? SMOKE_RUNS : RUNS;
 	static struct sample samples[N_VARIANTS][RUNS];
 	uint64_t instr[N_VARIANTS][N_PHASES];
+	struct mmu_config saved = mmu_config;
 
+	/* One fault per page is what this measures: prefetch (prefetch_bench.c)
+	 * would map the 4 KiB variant's neighbours, which are all backed. */
+	mmu_config.prefetch = PREFETCH_OFF;
 	host_mem_init(2 * GiB);
 	if (bench_child_arg) {
 		for (unsigned v = 0; v < N_VARIANTS; v++)
@@ -240,4 +194,5 @@ BENCH(tdp_1g)
 		       (unsigned long long)samples[v][0].tables,
 		       (unsigned long long)samples[v][0].table_min);
 	}
+	mmu_config = saved;
 }

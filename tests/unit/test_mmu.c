@@ -4,9 +4,11 @@
  * model of gfn -> frame and contents, the model TLB, and the audit after every
  * step; a leak check at teardown. */
 #include "check.h"
+#include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
+#include "tests/unit/mmu_check.h"
 #include "tests/unit/model_tlb.h"
 #include "vmx/ept.h"
 #include <stdlib.h>
@@ -44,16 +46,6 @@ static uint64_t free_bytes(void)
 
 	frame_get_stats(&st);
 	return st.free_bytes;
-}
-
-static bool audit_ok(struct mmu *mmu)
-{
-	struct mmu_audit_report r;
-
-	if (mmu_audit(mmu, &r))
-		return true;
-	mmu_audit_print(&r);
-	return false;
 }
 
 TEST(mmu_format_bits)
@@ -134,17 +126,17 @@ TEST(mmu_fault_results)
 		CHECK_EQ_U64(mmu.stats.pf_fixed, 2);
 		CHECK_EQ_U64(mmu.stats.pages_4k, 2);
 		CHECK_EQ_U64(mmu.stats.mmu_tables, 5);
-		CHECK(audit_ok(&mmu));
+		CHECK(mmu_audit_passes(&mmu));
 		write_lock(&mmu.lock);
 		CHECK(tdp_zap_range(&mmu, 1, 2));
 		CHECK(!tdp_zap_range(&mmu, 1, 2));
 		write_unlock(&mmu.lock);
 		CHECK_EQ_U64(mmu.stats.pages_4k, 1);
-		CHECK(audit_ok(&mmu));
+		CHECK(mmu_audit_passes(&mmu));
 		CHECK(mmu_slot_remove(&mmu, 4 * MiB) == 0);
 		CHECK(mmu_slot_remove(&mmu, 4 * MiB) != 0);
 		CHECK_EQ_U64(mmu.stats.pages_4k, 0);
-		CHECK(audit_ok(&mmu));
+		CHECK(mmu_audit_passes(&mmu));
 		mmu_destroy(&mmu);
 		CHECK_EQ_U64(mmu.stats.mmu_tables, 0);
 		CHECK_EQ_U64(free_bytes(), before);
@@ -159,6 +151,10 @@ TEST(mmu_huge_mappings)
 	int level;
 	unsigned rights;
 
+	int prefetch = mmu_config.prefetch;
+
+	/* Counts the leaves of single faults: prefetch (test_prefetch.c) off. */
+	mmu_config.prefetch = PREFETCH_OFF;
 	host_mem_init(4 * GiB);
 	before = free_bytes();
 	formats_init();
@@ -186,14 +182,14 @@ TEST(mmu_huge_mappings)
 		CHECK_EQ_U64(level, 2);
 		CHECK_EQ_U64(rights, TDP_ACC_ALL);
 		CHECK_EQ_U64(hpa & (2 * MiB - 1), 1 * MiB + 0x1234);
-		CHECK(audit_ok(&mmu));
+		CHECK(mmu_audit_passes(&mmu));
 		/* A zap touching one page of a huge leaf removes the whole leaf. */
 		write_lock(&mmu.lock);
 		CHECK(tdp_zap_range(&mmu, (5 * MiB) >> 12, (5 * MiB >> 12) + 1));
 		mmu_flush_tlb(&mmu);
 		write_unlock(&mmu.lock);
 		CHECK_EQ_U64(mmu.stats.pages_2m, 1);
-		CHECK(audit_ok(&mmu));
+		CHECK(mmu_audit_passes(&mmu));
 		/* The slot was removed and re-added: a 2 MiB-capable region whose
 		 * level-2 entry kept a table must map below it, not replace it. */
 		CHECK(mmu_slot_remove(&mmu, 3 * MiB) == 0);
@@ -205,10 +201,11 @@ TEST(mmu_huge_mappings)
 		REQUIRE(mmu_slot_add(&mmu, &again) == 0);
 		CHECK_EQ_U64(tdp_map(&mmu, 6 * MiB + 8192, TDP_ACC_READ), TDP_FIXED);
 		CHECK_EQ_U64(tdp_map(&mmu, 4 * MiB, TDP_ACC_READ), TDP_FIXED);
-		CHECK(audit_ok(&mmu));
+		CHECK(mmu_audit_passes(&mmu));
 		mmu_destroy(&mmu);
 		CHECK_EQ_U64(free_bytes(), before);
 	}
+	mmu_config.prefetch = prefetch;
 }
 
 TEST(mmu_iter_yield_resume)
@@ -260,7 +257,7 @@ TEST(mmu_table_memory_4k)
 	CHECK_EQ_U64(mmu.stats.pages_4k, 64 * MiB / 4096);
 	CHECK(mmu.stats.mmu_tables * 100 <= min_tables * 101);
 	CHECK_EQ_U64(mmu.stats.mmu_tables, min_tables);
-	CHECK(audit_ok(&mmu));
+	CHECK(mmu_audit_passes(&mmu));
 	mmu_destroy(&mmu);
 }
 
@@ -270,6 +267,7 @@ TEST(mmu_discard_and_guest_copy)
 	static uint64_t image[8 * 512];
 	uint64_t word;
 	struct memslot_config r = slot_cfg(0, 16 * 4096, BACKING_RESTORE);
+	int prefetch = mmu_config.prefetch;
 
 	host_mem_init(1 * GiB);
 	for (unsigned i = 0; i < 8 * 512; i++)
@@ -277,6 +275,8 @@ TEST(mmu_discard_and_guest_copy)
 	r.backing.image = image;
 	r.backing.image_bytes = sizeof(image);
 	r.backing.chunk_pages = 4;
+	/* Counts the leaves of single faults: prefetch (test_prefetch.c) off. */
+	mmu_config.prefetch = PREFETCH_OFF;
 	REQUIRE(mmu_init(&mmu, ept_format(true), no_flush, NULL) == 0);
 	REQUIRE(mmu_slot_add(&mmu, &r) == 0);
 	CHECK(mmu_read_guest(&mmu, 4096 + 8, &word, 8) == 0);
@@ -293,8 +293,9 @@ TEST(mmu_discard_and_guest_copy)
 	CHECK_EQ_U64(word, 0x1000 + 512 + 1); /* refilled from the image */
 	CHECK(mmu_read_guest(&mmu, 15 * 4096 + 4000, &word, 8) == 0);
 	CHECK(mmu_read_guest(&mmu, 15 * 4096 + 4090, &word, 8) != 0); /* runs off the slot */
-	CHECK(audit_ok(&mmu));
+	CHECK(mmu_audit_passes(&mmu));
 	mmu_destroy(&mmu);
+	mmu_config.prefetch = prefetch;
 }
 
 /* The model TLB must see a zap whose flush was left out. */

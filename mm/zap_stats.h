@@ -1,0 +1,52 @@
+/* Per-VM zap counters: how many zaps ran, how much of the tables they read, what
+ * the leaf-empty hint saved them, and how long they took, in TSC cycles, with a
+ * latency histogram for medians and tail percentiles. Zaps run under the write
+ * lock, so one writer at a time updates these; readers (the console) may race
+ * and see a zap half-counted, never a torn counter. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The clock of zap timing: the TSC, in the hypervisor and on the (x86) host
+ * that runs the unit tests and benchmarks alike. Two reads per zap. */
+static inline uint64_t zap_clock(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+/* Latency buckets, log-linear: each power of two of cycles is split into
+ * ZAP_HIST_SUB equal parts, so a percentile read from the histogram is off by
+ * less than 1/ZAP_HIST_SUB of its value. Bucket 0 also holds every latency below
+ * ZAP_HIST_SUB cycles. */
+#define ZAP_HIST_SUB_BITS 3
+#define ZAP_HIST_SUB (1u << ZAP_HIST_SUB_BITS)
+#define ZAP_HIST_OCTAVES 44 /* up to 2^47 cycles: hours */
+#define ZAP_HIST_BUCKETS (ZAP_HIST_OCTAVES * ZAP_HIST_SUB)
+
+struct zap_stats {
+	uint64_t zaps;               /* leaf zaps: ranges, discards (not slot removal) */
+	uint64_t zap_spte_visits;    /* entries read by those zaps, every level */
+	uint64_t zap_leaf_visits;    /* ... of which in 4 KiB leaf tables */
+	uint64_t zap_hint_checks;    /* leaf tables a zap covered whole and looked at */
+	uint64_t tdp_zap_skip_child; /* ... that it did not descend into: hint set */
+	uint64_t zap_hints_set;      /* leaf tables a zap left empty and marked */
+	uint64_t zap_cycles;         /* TSC cycles inside those zaps, yields included */
+	uint64_t zap_latency[ZAP_HIST_BUCKETS];
+};
+
+/* What one zap did, added to the counters when it ends. */
+struct zap_work {
+	uint64_t start_cycles;
+	uint64_t hint_checks;
+	uint64_t skips;
+	uint64_t hints_set;
+};
+
+/* Under the MMU's write lock. */
+void zap_stats_record(struct zap_stats *zs, const struct zap_work *w, uint64_t spte_visits,
+		      uint64_t leaf_visits);
+/* The latency below which `permille` of the recorded zaps fall (500: the
+ * median, 999: p99.9), in cycles, read from the histogram; 0 if none. */
+uint64_t zap_latency_percentile(const struct zap_stats *zs, unsigned permille);
+/* The counters and median / p99.9 latency on the console. */
+void zap_stats_print(const struct zap_stats *zs);

@@ -1,0 +1,161 @@
+/* Snapshot images (snapshot.h, docs/snapshot.md). */
+#include "virt/snapshot.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "virt/kernel.h"
+
+static struct snapshot_image images[SNAPSHOT_MAX];
+static bool image_used[SNAPSHOT_MAX];
+
+static unsigned order_for(uint64_t bytes)
+{
+	unsigned order = 0;
+
+	while ((PAGE_SIZE << order) < bytes)
+		order++;
+	return order;
+}
+
+static struct snapshot_image *image_slot(const char *name, char *err, size_t errlen)
+{
+	for (int i = 0; i < SNAPSHOT_MAX; i++) {
+		if (!image_used[i]) {
+			memset(&images[i], 0, sizeof(images[i]));
+			memcpy(images[i].name, name, strnlen(name, SNAPSHOT_NAME_MAX - 1));
+			image_used[i] = true;
+			return &images[i];
+		}
+	}
+	ksnprintf(err, errlen, "all %d image slots are in use (see 'vm images')", SNAPSHOT_MAX);
+	return NULL;
+}
+
+static const struct snapshot_image *find_taken(const char *name)
+{
+	for (int i = 0; i < SNAPSHOT_MAX; i++)
+		if (image_used[i] && strcmp(images[i].name, name) == 0)
+			return &images[i];
+	return NULL;
+}
+
+const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char *err,
+					   size_t errlen)
+{
+	struct snapshot_image *img;
+	struct vcpu_state *st;
+
+	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
+		ksnprintf(err, errlen, "'%s' is not paused (run it to an HC_SNAPSHOT_POINT, or "
+			  "with timeout=)", vm->name);
+		return NULL;
+	}
+	if (find_taken(name)) {
+		ksnprintf(err, errlen, "an image named '%s' exists", name);
+		return NULL;
+	}
+	if (!(img = image_slot(name, err, errlen)))
+		return NULL;
+	img->mem_bytes = vm->mem_bytes;
+	img->state_order = order_for(sizeof(struct vcpu_state));
+	img->memory_order = order_for(vm->mem_bytes);
+	img->state_pa = frame_alloc(img->state_order);
+	img->memory_pa = frame_alloc(img->memory_order);
+	if (!img->state_pa || !img->memory_pa) {
+		ksnprintf(err, errlen, "out of memory for a %llu MiB image",
+			  (unsigned long long)(vm->mem_bytes >> 20));
+		snapshot_free(img);
+		return NULL;
+	}
+	st = pa_to_va(img->state_pa);
+	img->state = st;
+	img->memory = pa_to_va(img->memory_pa);
+	if (!vcpu_state_save(vm, st, err, errlen) ||
+	    mmu_save_memory(&vm->mmu, 0, pa_to_va(img->memory_pa), vm->mem_bytes)) {
+		if (!err[0])
+			ksnprintf(err, errlen, "guest memory has a hole");
+		snapshot_free(img);
+		return NULL;
+	}
+	return img;
+}
+
+/* Check a module's header and register it as an image. */
+static const struct snapshot_image *module_image(const char *name, const struct boot_module *mod,
+						 char *err, size_t errlen)
+{
+	const struct snapshot_header *h = (const void *)(uintptr_t)mod->start;
+	uint64_t size = mod->end - mod->start;
+	struct snapshot_image *img;
+
+	if (size < sizeof(*h) || memcmp(h->magic, SNAPSHOT_MAGIC, sizeof(h->magic)) != 0) {
+		ksnprintf(err, errlen, "module '%s' is not a snapshot image", name);
+		return NULL;
+	}
+	if (h->version != SNAPSHOT_VERSION || h->state_bytes != sizeof(struct vcpu_state) ||
+	    h->state_offset > size || size - h->state_offset < h->state_bytes ||
+	    (h->state_offset & 7) || (h->memory_offset & (PAGE_SIZE - 1)) ||
+	    h->memory_offset > size || size - h->memory_offset < h->mem_bytes ||
+	    !h->mem_bytes || (h->mem_bytes & (PAGE_SIZE - 1))) {
+		ksnprintf(err, errlen, "module '%s': unsupported version or inconsistent sizes", name);
+		return NULL;
+	}
+	if (!(img = image_slot(name, err, errlen)))
+		return NULL;
+	img->mem_bytes = h->mem_bytes;
+	img->state = (const void *)((const char *)h + h->state_offset);
+	img->memory = (const char *)h + h->memory_offset;
+	return img;
+}
+
+const struct snapshot_image *snapshot_find(const char *name, char *err, size_t errlen)
+{
+	const struct snapshot_image *img = find_taken(name);
+	const struct boot_module *mod;
+
+	if (img)
+		return img;
+	if (!(mod = boot_module_find(name))) {
+		ksnprintf(err, errlen, "no image or module named '%s' (see 'vm images')", name);
+		return NULL;
+	}
+	return module_image(name, mod, err, errlen);
+}
+
+void snapshot_free(const struct snapshot_image *img)
+{
+	int i = (int)(img - images);
+
+	if (img->state_pa)
+		frame_free(img->state_pa, img->state_order);
+	if (img->memory_pa)
+		frame_free(img->memory_pa, img->memory_order);
+	image_used[i] = false;
+}
+
+const struct snapshot_image *snapshot_next(const struct snapshot_image *prev)
+{
+	for (int i = prev ? (int)(prev - images) + 1 : 0; i < SNAPSHOT_MAX; i++)
+		if (image_used[i])
+			return &images[i];
+	return NULL;
+}
+
+struct vm *vm_restore(const char *name, const struct snapshot_image *img, uint32_t chunk_pages,
+		      const char *args, char *err, size_t errlen)
+{
+	struct vm_create_args a = {
+		.name = name,
+		.mem_bytes = img->mem_bytes,
+		.backing = BACKING_RESTORE,
+		.restore_image = img->memory,
+		.restore_bytes = img->mem_bytes,
+		.chunk_pages = chunk_pages,
+		.args = args,
+		.vcpu_state = img->state,
+	};
+	struct vm *vm = vm_create(&a, err, errlen);
+
+	if (vm)
+		vm->restored_from = img;
+	return vm;
+}

@@ -1,0 +1,66 @@
+/* vCPU state capture and load (vcpu_state.h). */
+#include "virt/vcpu_state.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "virt/fpu.h"
+
+bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t errlen)
+{
+	struct vcpu *v = &vm->vcpu;
+	uint32_t xsave_bytes = fpu_vcpu_area_bytes();
+
+	if (vm->state == VM_RUNNING) {
+		ksnprintf(err, errlen, "'%s' is running", vm->name);
+		return false;
+	}
+	if (xsave_bytes > VCPU_XSAVE_MAX) {
+		ksnprintf(err, errlen, "the FPU area takes %u bytes", xsave_bytes);
+		return false;
+	}
+	memset(st, 0, sizeof(*st));
+	memcpy(st->backend, backend->name, strnlen(backend->name, sizeof(st->backend) - 1));
+	st->arch_bytes = (uint32_t)backend->state_save(v, st->arch);
+	if (!st->arch_bytes) {
+		ksnprintf(err, errlen, "the %s backend could not read the guest state", backend->name);
+		return false;
+	}
+	st->regs = v->regs;
+	st->xcr0 = v->xcr0;
+	st->guest_tsc = rdtsc() + (uint64_t)v->tsc_offset;
+	st->uart = vm->uart;
+	fpu_vcpu_sync(v);
+	st->xsave_bytes = xsave_bytes;
+	memcpy(st->xsave, v->xsave, xsave_bytes);
+	return true;
+}
+
+bool vcpu_state_load(struct vm *vm, const struct vcpu_state *st, char *err, size_t errlen)
+{
+	struct vcpu *v = &vm->vcpu;
+
+	if (strncmp(st->backend, backend->name, sizeof(st->backend)) != 0) {
+		ksnprintf(err, errlen, "the state is from the %.8s backend, this CPU runs %s",
+			  st->backend, backend->name);
+		return false;
+	}
+	if (st->xsave_bytes != fpu_vcpu_area_bytes()) {
+		ksnprintf(err, errlen, "the FPU area is %u bytes, here %u", st->xsave_bytes,
+			  fpu_vcpu_area_bytes());
+		return false;
+	}
+	if (st->arch_bytes > VCPU_ARCH_STATE_MAX ||
+	    !backend->state_load(v, st->arch, st->arch_bytes)) {
+		ksnprintf(err, errlen, "the %s backend refused the guest state", backend->name);
+		return false;
+	}
+	v->regs = st->regs;
+	v->xcr0 = st->xcr0;
+	memcpy(v->xsave, st->xsave, st->xsave_bytes);
+	vm->uart = st->uart;
+	/* The guest's clock goes on from where it was captured. */
+	vm->created_tsc = rdtsc() - st->guest_tsc;
+	v->tsc_offset = -(int64_t)vm->created_tsc;
+	return true;
+}

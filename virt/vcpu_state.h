@@ -1,0 +1,23 @@
+/* A vCPU's complete guest state, captured from a paused VM and loaded into a
+ * new one: what snapshots store and what VM clones copy. */
+#pragma once
+#include "virt/vm.h"
+
+#define VCPU_XSAVE_MAX 8192 /* fpu_vcpu_init's area is at most two pages */
+
+struct vcpu_state {
+	char backend[8];       /* "svm" or "vmx": the arch part is the backend's */
+	struct vcpu_regs regs;
+	uint64_t xcr0;
+	uint64_t guest_tsc;    /* the guest's TSC when captured: it resumes there */
+	struct vm_uart uart;   /* the emulated COM1, a partial line included */
+	uint32_t xsave_bytes;
+	uint32_t arch_bytes;
+	uint8_t xsave[VCPU_XSAVE_MAX];
+	uint8_t arch[VCPU_ARCH_STATE_MAX];
+};
+
+/* Capture a VM that is not running (ready or paused); false with a reason. */
+bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t errlen);
+/* Load into a VM created but never run; false with a reason. */
+bool vcpu_state_load(struct vm *vm, const struct vcpu_state *st, char *err, size_t errlen);
