@@ -334,6 +334,11 @@ static void svm_inject_gp(struct vcpu *v)
 				     EVENT_INJECT_VALID;
 }
 
+static uint64_t svm_guest_cr4(struct vcpu *v)
+{
+	return ((struct svm_vcpu *)v->arch)->vmcb->save.cr4;
+}
+
 static void svm_flush_tlb(void *vcpu)
 {
 	((struct vcpu *)vcpu)->flush_pending = true;
@@ -389,6 +394,7 @@ const struct virt_backend svm_backend = {
 	.msr_read = svm_msr_read,
 	.msr_write = svm_msr_write,
 	.inject_gp = svm_inject_gp,
+	.guest_cr4 = svm_guest_cr4,
 	.flush_tlb = svm_flush_tlb,
 	.dump = svm_dump,
 	.state_save = svm_state_save,

@@ -13,6 +13,7 @@
 #define CPUID1_ECX_OSXSAVE (1u << 27)
 #define CPUID1_ECX_HYPERVISOR (1u << 31)
 #define CPUID1_EDX_APIC (1u << 9)
+#define CR4_OSXSAVE (1ull << 18)
 #define CPUID80000001_ECX_SVM (1u << 2)
 #define CPUID7_EDX_ARCH_CAPS (1u << 29)
 
@@ -41,6 +42,9 @@ bool emulate_cpuid(struct vcpu *v)
 		if (!fpu_has_xsave())
 			r.ecx &= ~CPUID1_ECX_XSAVE;
 		r.ecx |= CPUID1_ECX_HYPERVISOR;
+		/* OSXSAVE mirrors the guest's CR4, not sprig's. */
+		if (fpu_has_xsave() && (backend->guest_cr4(v) & CR4_OSXSAVE))
+			r.ecx |= CPUID1_ECX_OSXSAVE;
 		r.edx &= ~CPUID1_EDX_APIC;
 		/* One logical processor, APIC ID 0. */
 		r.ebx = (r.ebx & 0xffff) | (1u << 16);

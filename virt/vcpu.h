@@ -75,6 +75,8 @@ struct virt_backend {
 	bool (*msr_read)(struct vcpu *v, uint32_t msr, uint64_t *val);
 	bool (*msr_write)(struct vcpu *v, uint32_t msr, uint64_t val);
 	void (*inject_gp)(struct vcpu *v);
+	/* CR4 as the guest sees it (CPUID's OSXSAVE bit reflects it). */
+	uint64_t (*guest_cr4)(struct vcpu *v);
 	/* Flush the guest's TLB entries before the next entry (MMU callback). */
 	void (*flush_tlb)(void *vcpu);
 	/* Control registers, segments and exit state for a report. */

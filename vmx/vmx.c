@@ -607,6 +607,12 @@ static uint64_t guest_cr4(void)
 	       (vmcs_read(VMCS_CR4_READ_SHADOW) & caps.cr4_host_owned);
 }
 
+static uint64_t vmx_guest_cr4(struct vcpu *v)
+{
+	(void)v; /* the vCPU's VMCS is the current one */
+	return guest_cr4();
+}
+
 /* Install paging state the guest asked for through an exiting MOV to CR or
  * WRMSR: CR0 and CR4 as the guest sees them (the forced bits are added here),
  * EFER with LMA already derived. PAE paging outside long mode takes its
@@ -1189,6 +1195,7 @@ struct virt_backend vmx_backend = {
 	.msr_read = vmx_msr_read,
 	.msr_write = vmx_msr_write,
 	.inject_gp = vmx_inject_gp,
+	.guest_cr4 = vmx_guest_cr4,
 	.flush_tlb = vmx_flush_tlb,
 	.dump = vmx_dump,
 	.state_save = vmx_state_save,

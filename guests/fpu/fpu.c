@@ -9,6 +9,7 @@
 #define CPUID1_ECX_XSAVE (1u << 26)
 #define CPUID1_ECX_AVX (1u << 28)
 #define CR4_OSXSAVE (1ul << 18)
+#define CPUID1_ECX_OSXSAVE (1u << 27)
 #define XCR0_X87 (1u << 0)
 #define XCR0_SSE (1u << 1)
 #define XCR0_AVX (1u << 2)
@@ -42,6 +43,10 @@ static bool enable_avx(void)
 		return false;
 	asm volatile("mov %%cr4, %0" : "=r"(cr4));
 	asm volatile("mov %0, %%cr4" : : "r"(cr4 | CR4_OSXSAVE));
+	/* CPUID's OSXSAVE bit mirrors this CPU's CR4.OSXSAVE (SDM vol. 2, CPUID). */
+	cpuid(1, 0, &a, &b, &c, &d);
+	if (!(c & CPUID1_ECX_OSXSAVE))
+		printf("fpu: CPUID.1:ECX.OSXSAVE is clear with CR4.OSXSAVE set\n");
 	asm volatile("xsetbv" : : "c"(0), "a"(XCR0_X87 | XCR0_SSE | XCR0_AVX), "d"(0));
 	return true;
 }
