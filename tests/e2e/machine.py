@@ -47,6 +47,7 @@ class Machine:
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         self.log = ""
+        self.pending_cr = ""
         self.pos = 0  # how much of log has been consumed by expect()
 
     def _read(self, timeout):
@@ -56,7 +57,10 @@ class Machine:
         data = os.read(self.proc.stdout.fileno(), 65536)
         if not data:
             return None
-        self.log += data.decode("utf-8", "replace").replace("\r\n", "\n")
+        # A "\r\n" may straddle two reads: hold a trailing "\r" back.
+        text = self.pending_cr + data.decode("utf-8", "replace")
+        self.pending_cr = "\r" if text.endswith("\r") else ""
+        self.log += text[:len(text) - len(self.pending_cr)].replace("\r\n", "\n")
         return True
 
     def expect(self, text, timeout=30):
