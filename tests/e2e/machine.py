@@ -1,4 +1,5 @@
 """Boot a sprig ISO under QEMU or Bochs and talk to its serial console."""
+import fcntl
 import os
 import select
 import shutil
@@ -122,9 +123,19 @@ speaker: enabled=0
 """
 
 
+BOCHS_LOCK = os.path.join(tempfile.gettempdir(), "sprig-bochs.lock")
+
+
 def run_bochs(iso, model="corei7_skylake_x", megs=512, timeout=300):
-    """Boot ISO under Bochs (one instance at a time: its display holds a TCP
-    port), wait for it to end, return the serial output."""
+    """Boot ISO under Bochs, wait for it to end, return the serial output.
+    One Bochs at a time on this machine, whoever starts it: its display holds
+    a TCP port, and a second instance hangs."""
+    with open(BOCHS_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _run_bochs_locked(iso, model, megs, timeout)
+
+
+def _run_bochs_locked(iso, model, megs, timeout):
     tmp = tempfile.mkdtemp(prefix="sprig-bochs-")
     try:
         out = os.path.join(tmp, "com1.txt")
