@@ -73,8 +73,20 @@ int backing_create(struct backing *b, uint64_t base_gfn, uint64_t npages,
 	return 0;
 }
 
+/* Drop one reference to a single frame (a block split by frame_split, or a
+ * lazy or restore page): the last one frees it. */
+static void put_frame(paddr_t pa)
+{
+	if (__atomic_sub_fetch(&frame_of(pa)->refcount, 1, __ATOMIC_ACQ_REL) == 0)
+		frame_free(pa, 0);
+}
+
 void backing_destroy(struct backing *b)
 {
+	if (b->alias) {
+		b->frames = NULL;
+		return;
+	}
 	if (b->cfg.kind == BACKING_EAGER) {
 		for (uint64_t i = 0; i < b->npages;) {
 			uint64_t w = b->frames[i];
@@ -82,7 +94,10 @@ void backing_destroy(struct backing *b)
 
 			if (!w)
 				break; /* creation stopped here */
-			frame_free(w & ~BACKING_ORDER_MASK, order);
+			if (order)
+				frame_free(w & ~BACKING_ORDER_MASK, order); /* never shared */
+			else
+				put_frame(w);
 			i += 1ull << order;
 		}
 	} else {
@@ -91,6 +106,64 @@ void backing_destroy(struct backing *b)
 	frame_free(b->frames_pa, b->frames_order);
 	b->frames = NULL;
 	b->resident = 0;
+}
+
+void backing_alias(struct backing *alias, const struct backing *target, uint64_t first,
+		   uint64_t npages, uint64_t base_gfn)
+{
+	*alias = (struct backing){ .cfg = target->cfg, .base_gfn = base_gfn, .npages = npages,
+				   .frames = target->frames + first, .alias = true };
+}
+
+/* Every block of an eager backing becomes single frames, its words order 0. */
+static void split_blocks(struct backing *b)
+{
+	for (uint64_t i = 0; i < b->npages;) {
+		uint64_t w = b->frames[i];
+		unsigned order = w & BACKING_ORDER_MASK;
+
+		if (order) {
+			frame_split(w & ~BACKING_ORDER_MASK, order);
+			for (uint64_t p = 0; p < (1ull << order); p++)
+				set_word(b, i + p, b->frames[i + p] & ~BACKING_ORDER_MASK);
+		}
+		i += 1ull << order;
+	}
+}
+
+int backing_share(struct backing *dst, struct backing *src)
+{
+	struct backing_config cfg = src->cfg;
+
+	/* Created empty (lazy words start unbacked), then given src's frames. */
+	cfg.kind = BACKING_LAZY;
+	if (backing_create(dst, src->base_gfn, src->npages, &cfg))
+		return -1;
+	dst->cfg.kind = src->cfg.kind;
+	if (src->cfg.kind == BACKING_EAGER)
+		split_blocks(src);
+	for (uint64_t i = 0; i < src->npages; i++) {
+		paddr_t pa = backing_peek(src, i);
+
+		if (!pa)
+			continue;
+		__atomic_fetch_add(&frame_of(pa)->refcount, 1, __ATOMIC_ACQ_REL);
+		set_word(dst, i, pa);
+		dst->resident++;
+	}
+	return 0;
+}
+
+paddr_t backing_cow(struct backing *b, uint64_t index, paddr_t shared)
+{
+	paddr_t copy = frame_alloc(0);
+
+	if (!copy)
+		return 0;
+	memcpy(pa_to_va(copy), pa_to_va(shared), PAGE_SIZE);
+	set_word(b, index, copy);
+	put_frame(shared);
+	return copy;
 }
 
 /* Publish a frame for an unbacked page; a concurrent filler may have won. */
@@ -194,12 +267,21 @@ void backing_drop(struct backing *b, uint64_t first, uint64_t count)
 {
 	for (uint64_t i = first; i < first + count; i++) {
 		if (b->cfg.kind == BACKING_EAGER) {
-			memset(pa_to_va(backing_peek(b, i)), 0, PAGE_SIZE);
+			paddr_t pa = backing_peek(b, i), zeroed;
+
+			/* The other holders keep the contents. Without a frame
+			 * to spare, the page keeps them too. */
+			if (!backing_frame_shared(pa))
+				memset(pa_to_va(pa), 0, PAGE_SIZE);
+			else if ((zeroed = frame_alloc_zeroed(0))) {
+				set_word(b, i, zeroed);
+				put_frame(pa);
+			}
 			continue;
 		}
 		uint64_t old = __atomic_exchange_n(&b->frames[i], 0, __ATOMIC_ACQ_REL);
 		if (old) {
-			frame_free(old, 0);
+			put_frame(old);
 			__atomic_fetch_sub(&b->resident, 1, __ATOMIC_RELAXED);
 		}
 	}
@@ -209,6 +291,8 @@ uint64_t backing_count_resident(const struct backing *b)
 {
 	uint64_t n = 0;
 
+	if (b->alias)
+		return 0;
 	if (b->cfg.kind == BACKING_EAGER)
 		return b->npages; /* backed from creation to destruction */
 	for (uint64_t i = 0; i < b->npages; i++)

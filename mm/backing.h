@@ -11,9 +11,19 @@
  * The backing keeps one word per guest page: the frame's physical address,
  * with the order of the eager block holding it in the low bits, or 0 while the
  * page is not backed (lazy and restore only). Words change by atomic exchange,
- * so a fault may read and fill them without the mmu_lock. */
+ * so a fault may read and fill them without the mmu_lock.
+ *
+ * Frames may be shared: a VM clone's backing starts as a copy of its parent's
+ * words, and the frames they name count their backings in struct frame's
+ * refcount (eager blocks are split into single frames first, frame_split). A
+ * shared frame (refcount > 1) is mapped read-only; the first write copies it
+ * (backing_cow). A frame goes back to the allocator with its last reference.
+ * An alias backing names part of another backing's words (a slot mapping the
+ * same memory at a second guest-physical range): it owns no word and no frame,
+ * and its frames' refcounts do not count it. */
 #pragma once
 #include "mm/frame.h"
+#include "mm/spte.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -44,7 +54,8 @@ struct backing {
 	uint64_t *frames;  /* one word per page, see above */
 	paddr_t frames_pa; /* the block holding `frames` */
 	unsigned frames_order;
-	uint64_t resident; /* backed 4 KiB pages */
+	uint64_t resident; /* backed 4 KiB pages; 0 for an alias, which owns none */
+	bool alias;        /* `frames` belongs to another backing (backing_alias) */
 };
 
 #define BACKING_ORDER_MASK 0x1full
@@ -52,8 +63,39 @@ struct backing {
 /* 0, or -1 when memory runs out (nothing is left allocated then). */
 int backing_create(struct backing *b, uint64_t base_gfn, uint64_t npages,
 		   const struct backing_config *cfg);
-/* Frees every frame. No mapping of them may remain. */
+/* Frees every frame (drops its reference to shared ones). No mapping of them
+ * may remain. */
 void backing_destroy(struct backing *b);
+
+/* An alias of pages [first, first + npages) of an eager backing, for a slot at
+ * base_gfn: the same words, so both slots map the same frames. Eager only: an
+ * alias names memory that exists, and a lazy alias would need one resident
+ * count for two slots. The target must outlive it. */
+void backing_alias(struct backing *alias, const struct backing *target, uint64_t first,
+		   uint64_t npages, uint64_t base_gfn);
+/* For a clone: dst becomes a backing of the same kind whose words name src's
+ * frames, one more reference each. src's eager blocks are split first, so that
+ * every page is shared, copied and freed alone (both then map at 4 KiB). The
+ * caller excludes src's droppers (its mmu_lock, written, with an invalidation
+ * raised). 0, or -1 when memory runs out (dst is then empty). */
+int backing_share(struct backing *dst, struct backing *src);
+/* Copy on write: page `index` holds the shared frame `shared`; give it a copy
+ * of its own and drop the reference to `shared`. The caller has zapped the
+ * page's mappings in this backing's VM. The new frame, or 0 when memory runs
+ * out (the page keeps `shared`). */
+paddr_t backing_cow(struct backing *b, uint64_t index, paddr_t shared);
+/* More than one backing holds the frame: no mapping of it may be writable. */
+static inline bool backing_frame_shared(paddr_t pa)
+{
+	return __atomic_load_n(&frame_of(pa)->refcount, __ATOMIC_ACQUIRE) > 1;
+}
+/* The rights (TDP_ACC_* bits) a new leaf of frame pa may have out of `rights`.
+ * Read under mmu_lock after the fault's invalidation check: a clone, which
+ * shares frames, is an invalidation of the parent. */
+static inline unsigned backing_frame_rights(paddr_t pa, unsigned rights)
+{
+	return backing_frame_shared(pa) ? rights & ~TDP_ACC_WRITE : rights;
+}
 
 /* The frame backing page `index`, backing it first if needed; 0 if memory ran
  * out. Safe against concurrent callers. */
@@ -75,8 +117,9 @@ void backing_read_page(const struct backing *b, uint64_t index, void *dst);
 int backing_max_level(const struct backing *b, uint64_t index);
 
 /* Drop pages [first, first + count): lazy and restore pages become unbacked
- * (their frames are freed), eager pages are zeroed. No mapping of them may
- * remain and no TLB may still hold one. */
+ * (their frames are freed, or their references dropped when shared), eager
+ * pages are zeroed (a shared one is replaced by a zeroed frame of its own).
+ * No mapping of them may remain and no TLB may still hold one. */
 void backing_drop(struct backing *b, uint64_t first, uint64_t count);
 
 /* Recount of backed pages, for the audit. */

@@ -329,7 +329,9 @@ static bool inside_free_block(uint64_t idx)
 		if (head < base_pfn)
 			break;
 		h = &frames[head - base_pfn];
-		if ((h->flags & FRAME_FREE) && pfn - head < (1ull << h->order))
+		/* Owners change their frames' flags without frame_lock. */
+		if ((__atomic_load_n(&h->flags, __ATOMIC_RELAXED) & FRAME_FREE) &&
+		    pfn - head < (1ull << h->order))
 			return true;
 	}
 	return false;
@@ -364,6 +366,18 @@ static const char *free_misuse(paddr_t pa, unsigned order, unsigned *recorded)
 	return NULL;
 }
 
+void frame_split(paddr_t pa, unsigned order)
+{
+	uint64_t idx = (pa >> PAGE_SHIFT) - base_pfn;
+
+	spin_lock(&frame_lock);
+	for (uint64_t i = 0; i < (1ull << order); i++) {
+		frames[idx + i].refcount = 1;
+		frames[idx + i].order = 0;
+	}
+	spin_unlock(&frame_lock);
+}
+
 void frame_free(paddr_t pa, unsigned order)
 {
 	unsigned recorded = ORDER_NONE;
@@ -392,7 +406,7 @@ void frame_free(paddr_t pa, unsigned order)
 		if (buddy < base_pfn || buddy - base_pfn >= n_frames)
 			break;
 		b = &frames[buddy - base_pfn];
-		if (!(b->flags & FRAME_FREE) || b->order != order)
+		if (!(__atomic_load_n(&b->flags, __ATOMIC_RELAXED) & FRAME_FREE) || b->order != order)
 			break;
 		free_list_del(buddy - base_pfn, order);
 		b->order = ORDER_NONE;

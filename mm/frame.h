@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct mmu;
+
 typedef uint64_t paddr_t;
 
 #define PAGE_SHIFT 12
@@ -35,6 +37,7 @@ struct frame {
 	uint8_t spare;
 	union {
 		uint64_t rmap;                        /* guest frame: reverse-map head */
+		struct mmu *owner;                    /* second frame of a leaf table: its MMU */
 		struct { uint32_t next, prev; } free; /* free block: buddy list links (frame numbers) */
 		struct {                              /* page table: owned by the MMU */
 			uint16_t present;             /* present entries in the table */
@@ -67,6 +70,11 @@ paddr_t frame_alloc_zeroed(unsigned order);
 /* Merges with free buddies. A double free, a wrong order, a frame that is not
  * the start of an allocated block or is reserved is reported and ignored. */
 void frame_free(paddr_t pa, unsigned order);
+
+/* Make an allocated block of 2^order frames 2^order blocks of one frame, each
+ * with refcount 1, freed one by one from then on: guest frames shared page by
+ * page (VM clones) come from eager blocks too. */
+void frame_split(paddr_t pa, unsigned order);
 
 /* Metadata of the frame holding pa; NULL if pa is outside the managed memory's
  * span (holes and reserved ranges inside it have FRAME_RESERVED metadata). */

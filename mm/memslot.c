@@ -1,5 +1,6 @@
 /* Sorted memslot array (see memslot.h). */
 #include "mm/memslot.h"
+#include "lib/string.h"
 
 /* Index of the first slot that ends after gfn. */
 static unsigned first_ending_after(const struct memslots *s, uint64_t gfn)
@@ -35,6 +36,18 @@ int memslot_insert_pos(const struct memslots *s, uint64_t base_gfn, uint64_t npa
 	if (i < s->count && s->slot[i].base_gfn < base_gfn + npages)
 		return -1;
 	return (int)i;
+}
+
+int memslot_insert(struct memslots *s, const struct memslot *m)
+{
+	int pos = memslot_insert_pos(s, m->base_gfn, m->npages);
+
+	if (pos >= 0) {
+		memmove(&s->slot[pos + 1], &s->slot[pos], (s->count - (unsigned)pos) * sizeof(*m));
+		s->slot[pos] = *m;
+		s->count++;
+	}
+	return pos;
 }
 
 struct memslot *memslot_at(struct memslots *s, uint64_t base_gfn)

@@ -4,6 +4,7 @@
  * faults and guest-memory copies read it, slot add and remove write it. */
 #pragma once
 #include "mm/backing.h"
+#include "mm/dirty_log.h"
 #include "mm/spte.h"
 
 #define MEMSLOTS_MAX 32
@@ -18,6 +19,7 @@ struct memslot {
 	uint64_t npages;
 	uint32_t flags;
 	struct backing backing;
+	struct dirty_log dirty_log; /* with MEMSLOT_DIRTY_LOG */
 };
 
 struct memslots {
@@ -29,6 +31,9 @@ struct memslots {
 struct memslot *memslot_find(struct memslots *s, uint64_t gfn);
 /* Index at which a slot [base, base + npages) goes, or -1 if it overlaps one. */
 int memslot_insert_pos(const struct memslots *s, uint64_t base_gfn, uint64_t npages);
+/* Insert a copy of m where it goes; its position, or -1 if it overlaps a slot
+ * or the array is full. */
+int memslot_insert(struct memslots *s, const struct memslot *m);
 /* The slot starting at base_gfn, or NULL. */
 struct memslot *memslot_at(struct memslots *s, uint64_t base_gfn);
 

@@ -1,5 +1,6 @@
 /* VM-level MMU operations: life cycle, memslots, invalidations, TLB flushes and
  * guest-memory copies. The locking protocol is described in mmu.h. */
+#include "mm/dirty_log.h"
 #include "mm/mmu_internal.h"
 #include "lib/string.h"
 
@@ -14,21 +15,26 @@ int mmu_init(struct mmu *mmu, const struct spte_format *fmt, void (*flush_tlb)(v
 	return mmu->root.table ? 0 : -1;
 }
 
-void mmu_flush_tlb(struct mmu *mmu)
+void tdp_flush_tlb(struct mmu *mmu)
 {
 	stat_add(&mmu->stats.remote_tlb_flush, 1);
 	mmu->flush_tlb(mmu->flush_ctx);
+}
+
+void mmu_flush_tlb(struct mmu *mmu)
+{
+	tdp_flush_tlb(mmu);
 	tdp_free_flushed_tables(mmu);
 }
 
 /* Bracket an invalidation (protocol in mmu.h). Both run under the write lock. */
-static void invalidate_begin(struct mmu *mmu)
+void invalidate_begin(struct mmu *mmu)
 {
 	__atomic_store_n(&mmu->invalidate_in_progress, mmu->invalidate_in_progress + 1,
 			 __ATOMIC_RELAXED);
 }
 
-static void invalidate_end(struct mmu *mmu)
+void invalidate_end(struct mmu *mmu)
 {
 	__atomic_store_n(&mmu->invalidate_seq, mmu->invalidate_seq + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&mmu->invalidate_in_progress, mmu->invalidate_in_progress - 1,
@@ -52,12 +58,15 @@ void mmu_destroy(struct mmu *mmu)
 	invalidate_range(mmu, 0, TDP_GFN_LIMIT, true);
 	invalidate_end(mmu);
 	write_unlock(&mmu->lock);
-	for (unsigned i = 0; i < mmu->slots.count; i++)
+	for (unsigned i = 0; i < mmu->slots.count; i++) {
 		backing_destroy(&mmu->slots.slot[i].backing);
+		dirty_log_free(&mmu->slots.slot[i].dirty_log);
+	}
 	mmu->slots.count = 0;
 	tdp_table_free_unlinked(mmu, mmu->root.table);
 	mmu->root.table = 0;
 	write_unlock(&mmu->slots_lock);
+	mmu_family_leave(mmu);
 }
 
 int mmu_slot_add(struct mmu *mmu, const struct memslot_config *cfg)
@@ -72,19 +81,21 @@ int mmu_slot_add(struct mmu *mmu, const struct memslot_config *cfg)
 	if (!npages || backing_create(&backing, base, npages, &cfg->backing))
 		return -1;
 	write_lock(&mmu->slots_lock);
-	pos = memslot_insert_pos(&mmu->slots, base, npages);
-	if (pos >= 0) {
-		struct memslot *s = &mmu->slots.slot[pos];
-
-		memmove(s + 1, s, (mmu->slots.count - (unsigned)pos) * sizeof(*s));
-		*s = (struct memslot){ .base_gfn = base, .npages = npages, .flags = cfg->flags,
-				       .backing = backing };
-		mmu->slots.count++;
-	}
+	pos = memslot_insert(&mmu->slots,
+			     &(struct memslot){ .base_gfn = base, .npages = npages,
+						.flags = cfg->flags & ~MEMSLOT_DIRTY_LOG,
+						.backing = backing });
 	write_unlock(&mmu->slots_lock);
-	if (pos < 0)
+	if (pos < 0) {
 		backing_destroy(&backing);
-	return pos < 0 ? -1 : 0;
+		return -1;
+	}
+	/* Created logged: the same path as enabling later, bitmap included. */
+	if ((cfg->flags & MEMSLOT_DIRTY_LOG) && mmu_dirty_log_enable(mmu, cfg->gpa, true)) {
+		mmu_slot_remove(mmu, cfg->gpa);
+		return -1;
+	}
+	return 0;
 }
 
 int mmu_slot_remove(struct mmu *mmu, uint64_t gpa)
@@ -94,40 +105,23 @@ int mmu_slot_remove(struct mmu *mmu, uint64_t gpa)
 
 	write_lock(&mmu->slots_lock);
 	s = memslot_at(&mmu->slots, gpa >> PAGE_SHIFT);
-	if (!s) {
+	if (!s || mmu_slot_aliased(mmu, s)) {
 		write_unlock(&mmu->slots_lock);
 		return -1;
 	}
 	/* Tables wholly inside the slot go too: nothing else can map there. */
 	invalidate_range(mmu, s->base_gfn, memslot_end(s), true);
 	invalidate_end(mmu);
+	if (s->flags & MEMSLOT_DIRTY_LOG)
+		mmu->dirty_log_slots--;
 	write_unlock(&mmu->lock);
 	backing_destroy(&s->backing);
+	dirty_log_free(&s->dirty_log);
 	i = (unsigned)(s - mmu->slots.slot);
 	memmove(s, s + 1, (mmu->slots.count - i - 1) * sizeof(*s));
 	mmu->slots.count--;
 	write_unlock(&mmu->slots_lock);
 	return 0;
-}
-
-void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len)
-{
-	uint64_t start = gpa >> PAGE_SHIFT;
-	uint64_t end = (gpa + len + PAGE_SIZE - 1) >> PAGE_SHIFT;
-
-	read_lock(&mmu->slots_lock);
-	invalidate_range(mmu, start, end, false);
-	for (unsigned i = 0; i < mmu->slots.count; i++) {
-		struct memslot *s = &mmu->slots.slot[i];
-		uint64_t a = s->base_gfn > start ? s->base_gfn : start;
-		uint64_t b = memslot_end(s) < end ? memslot_end(s) : end;
-
-		if (a < b)
-			backing_drop(&s->backing, a - s->base_gfn, b - a);
-	}
-	invalidate_end(mmu);
-	write_unlock(&mmu->lock);
-	read_unlock(&mmu->slots_lock);
 }
 
 /* Guest copies hold the read lock so that a discard cannot free a frame while
@@ -147,6 +141,19 @@ static int guest_copy(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len, bo
 		if (!pa) {
 			ret = -1;
 			break;
+		}
+		/* The hypervisor's writes copy a shared frame as the guest's do. */
+		if (to_guest && backing_frame_shared(pa)) {
+			int res;
+
+			read_unlock(&mmu->lock);
+			res = mmu_cow_break(mmu, s, gfn);
+			read_lock(&mmu->lock);
+			if (res == TDP_NO_MEMORY) {
+				ret = -1;
+				break;
+			}
+			continue;
 		}
 		if (to_guest)
 			memcpy((char *)pa_to_va(pa) + off, buf, n);

@@ -30,9 +30,11 @@
  * only after that flush. Installing a mapping where none was needs no flush. */
 #pragma once
 #include "arch/x86/lock.h"
+#include "mm/cow.h"
 #include "mm/memslot.h"
 #include "mm/mmu_stats.h"
 #include "mm/prefetch.h"
+#include "mm/split.h"
 #include "mm/tdp_iter.h"
 #include "mm/zap_stats.h"
 
@@ -51,6 +53,8 @@ struct mmu {
 	void (*flush_tlb)(void *ctx);
 	void *flush_ctx;
 	paddr_t tables_to_free; /* unlinked tables awaiting the next flush */
+	uint32_t dirty_log_slots; /* slots with MEMSLOT_DIRTY_LOG (changed under both locks) */
+	struct mmu_share share;   /* clones and aliases (mm/cow.h) */
 };
 
 enum tdp_fault_result {
@@ -83,7 +87,12 @@ struct memslot_config {
 int mmu_slot_add(struct mmu *mmu, const struct memslot_config *cfg);
 int mmu_slot_remove(struct mmu *mmu, uint64_t gpa);
 
-/* The nested-page-fault handler: TDP_ACC_* bits of the faulting access. */
+/* The nested-page-fault handler: TDP_ACC_* bits of the faulting access. A
+ * vCPU passes its table cache, topped up here before any lock is taken, so
+ * that nothing under mmu_lock allocates; tdp_map (host tests and benchmarks)
+ * allocates under the lock instead. */
+enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *cache,
+				     uint64_t gpa, unsigned access);
 enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access);
 
 /* Zap the leaves mapping any of gfns [start, end), keeping the tables. Caller
@@ -122,6 +131,11 @@ struct mmu_audit_report {
 };
 bool mmu_audit(struct mmu *mmu, struct mmu_audit_report *report);
 void mmu_audit_print(const struct mmu_audit_report *report);
+
+/* The log2 histogram of the sizes of the rmaps this VM's leaves sit in, per
+ * level (see mm/rmap.h). Takes the locks itself. */
+struct rmap_histogram;
+void mmu_rmap_histogram(struct mmu *mmu, struct rmap_histogram *h);
 
 /* Page-table frames currently held (stats.mmu_tables) and guest frames backed. */
 uint64_t mmu_backed_pages(struct mmu *mmu);

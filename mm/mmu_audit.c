@@ -4,11 +4,16 @@
  *  - each entry is empty, an exact table entry, or an exact leaf: a leaf lies
  *    wholly in one memslot, maps the frame the slot's backing has at that gfn,
  *    at a level the backing allows, with the slot's rights (leaf_matches_slot:
- *    the accessed bit may be clear or set by the walker, and a prefetched leaf
- *    on a dirty-logged slot lacks write);
+ *    the accessed and dirty bits may be clear or set by the walker, write may
+ *    be withheld by prefetch or dirty logging, execute on a huge leaf by the
+ *    NX-huge-page policy);
+ *  - on a dirty-logged slot, no huge leaf is writable and, in formats without
+ *    dirty bits, every writable leaf's page is in the log (dirty_log_audit_leaf);
  *  - a table with the leaf-empty hint is a 4 KiB leaf table and is empty;
  *  - the per-level leaf counts and the table count equal the recount (no table
- *    leaked or lost), and each backing's resident count equals its recount. */
+ *    leaked or lost), and each backing's resident count equals its recount;
+ *  - reverse maps: each leaf is in its frame's rmap exactly once, and every
+ *    entry in the rmap of a backed frame is a present leaf mapping that frame. */
 #include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
 #include "lib/print.h"
@@ -32,10 +37,12 @@ static void fail(struct audit *a, const char *what, uint64_t gfn, int level, uin
 	}
 }
 
-static void check_leaf(struct audit *a, uint64_t gfn, int level, uint64_t spte)
+static void check_leaf(struct audit *a, const uint64_t *sptep, uint64_t gfn, int level,
+		       uint64_t spte)
 {
 	const struct spte_format *f = a->mmu->root.fmt;
 	struct memslot *s = memslot_find(&a->mmu->slots, gfn);
+	const char *rmap_error, *dirty_error;
 	uint64_t idx;
 
 	a->r->leaves[level - 1]++;
@@ -50,6 +57,10 @@ static void check_leaf(struct audit *a, uint64_t gfn, int level, uint64_t spte)
 		fail(a, "leaf maps an unbacked page", gfn, level, spte);
 	else if (!leaf_matches_slot(f, spte, backing_peek(&s->backing, idx), level, s))
 		fail(a, "leaf differs from the backing frame or the slot's rights", gfn, level, spte);
+	else if ((rmap_error = mmu_rmap_check_leaf(f, sptep, spte)))
+		fail(a, rmap_error, gfn, level, spte);
+	else if ((dirty_error = dirty_log_audit_leaf(f, s, gfn, spte, level)))
+		fail(a, dirty_error, gfn, level, spte);
 }
 
 static void audit_table(struct audit *a, paddr_t table, int level, uint64_t base_gfn)
@@ -81,7 +92,7 @@ static void audit_table(struct audit *a, paddr_t table, int level, uint64_t base
 		else if (spte_is_leaf(f, spte, level) && level > TDP_MAX_HUGE_LEVEL)
 			fail(a, "leaf at the root level", gfn, level, spte);
 		else if (spte_is_leaf(f, spte, level))
-			check_leaf(a, gfn, level, spte);
+			check_leaf(a, &pt[i], gfn, level, spte);
 		else if (level == TDP_ROOT_LEVEL && gfn >= TDP_GFN_LIMIT)
 			fail(a, "entry beyond the address space", gfn, level, spte);
 		else if (spte != spte_make_table(f, spte_addr(f, spte)))
@@ -136,6 +147,13 @@ bool mmu_audit(struct mmu *mmu, struct mmu_audit_report *r)
 		if (n != __atomic_load_n(&b->resident, __ATOMIC_RELAXED))
 			fail(&a, "backing resident count differs from a recount",
 			     mmu->slots.slot[i].base_gfn, 0, n);
+		for (uint64_t page = 0; page < b->npages; page++) {
+			paddr_t pa = backing_peek(b, page);
+			const char *rmap_error = pa ? mmu_rmap_check_frame(mmu->root.fmt, pa) : NULL;
+
+			if (rmap_error)
+				fail(&a, rmap_error, mmu->slots.slot[i].base_gfn + page, 0, pa);
+		}
 	}
 	write_unlock(&mmu->lock);
 	read_unlock(&mmu->slots_lock);

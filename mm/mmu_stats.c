@@ -12,11 +12,14 @@ static const struct {
 	STAT_ROW(pf_retry),         STAT_ROW(pf_no_slot),        STAT_ROW(pf_permission),
 	STAT_ROW(pf_no_memory),     STAT_ROW(pf_prefetch_called), STAT_ROW(pf_prefetch_pages),
 	STAT_ROW(pf_prefetch_mapped), STAT_ROW(pf_prefetch_unused),
+	STAT_ROW(huge_page_splits_eager), STAT_ROW(huge_page_splits_fault),
+	STAT_ROW(nx_lpage_splits),  STAT_ROW(dirty_pages_logged),
 	STAT_ROW(pages_4k),          STAT_ROW(pages_2m),
 	STAT_ROW(pages_1g),         STAT_ROW(spte_visited),      STAT_ROW(tables_descended),
 	STAT_ROW(leaves_installed), STAT_ROW(leaves_zapped),     STAT_ROW(zap_yields),
 	STAT_ROW(remote_tlb_flush_requests),                     STAT_ROW(remote_tlb_flush),
 	STAT_ROW(mmu_tables),       STAT_ROW(tables_allocated),  STAT_ROW(tables_freed),
+	STAT_ROW(max_mmu_rmap_size), STAT_ROW(rmap_failures),
 };
 
 void mmu_stats_print(struct mmu *mmu)
@@ -30,7 +33,8 @@ void mmu_stats_print(struct mmu *mmu)
 			(unsigned long long)stat_read(
 				(uint64_t *)((char *)&mmu->stats + stat_rows[i].offset)));
 	zap_stats_print(&mmu->zap_stats);
+	/* Every table but the root carries a page of rmap back-references. */
 	kprintf("  held: page tables %llu KiB, guest memory %llu KiB in %u slots\n",
-		(unsigned long long)(tables * PAGE_SIZE >> 10),
+		(unsigned long long)((tables ? 2 * tables - 1 : 0) * PAGE_SIZE >> 10),
 		(unsigned long long)(backed * PAGE_SIZE >> 10), mmu->slots.count);
 }

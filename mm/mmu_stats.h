@@ -20,6 +20,14 @@ struct mmu_stats {
 	uint64_t pf_prefetch_pages;
 	uint64_t pf_prefetch_mapped;
 	uint64_t pf_prefetch_unused;
+	/* Huge leaves split: by eager splitting at dirty-log enable, in a fault's
+	 * way (write-protected by dirty logging, or non-executable by the NX-huge
+	 * policy), and the latter for execute faults alone (KVM's name). */
+	uint64_t huge_page_splits_eager;
+	uint64_t huge_page_splits_fault;
+	uint64_t nx_lpage_splits;
+	/* Pages newly set in a dirty-log bitmap. */
+	uint64_t dirty_pages_logged;
 	/* Present leaves by size: pages[level - 1]. */
 	union {
 		struct {
@@ -42,11 +50,26 @@ struct mmu_stats {
 	uint64_t mmu_tables;      /* page-table frames, the root included */
 	uint64_t tables_allocated;
 	uint64_t tables_freed;
+	/* Reverse maps (mm/rmap.h): the largest rmap a leaf install of this VM
+	 * produced, as KVM's max_mmu_rmap_size; adds that found no memory for a
+	 * descriptor and removals that did not find their SPTE (both 0 unless
+	 * something is broken: the audit then names the leaf). */
+	uint64_t max_mmu_rmap_size;
+	uint64_t rmap_failures;
 };
 
 static inline void stat_add(uint64_t *counter, int64_t n)
 {
 	__atomic_fetch_add(counter, (uint64_t)n, __ATOMIC_RELAXED);
+}
+
+static inline void stat_max(uint64_t *counter, uint64_t value)
+{
+	uint64_t cur = __atomic_load_n(counter, __ATOMIC_RELAXED);
+
+	while (value > cur && !__atomic_compare_exchange_n(counter, &cur, value, true,
+							   __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 }
 
 static inline uint64_t stat_read(const uint64_t *counter)

@@ -68,16 +68,22 @@ static unsigned prefetch_rights(const struct memslot *slot)
  * a prefetched page the guest never touched from one it did. */
 static uint64_t prefetch_leaf(const struct spte_format *f, paddr_t pa, const struct memslot *slot)
 {
-	return spte_make_leaf(f, pa, 1, prefetch_rights(slot)) & ~f->accessed;
+	return spte_make_leaf(f, pa, 1, backing_frame_rights(pa, prefetch_rights(slot))) &
+	       ~f->accessed;
 }
 
 bool leaf_matches_slot(const struct spte_format *f, uint64_t spte, paddr_t pa, int level,
 		       const struct memslot *slot)
 {
-	uint64_t with_accessed = spte | f->accessed;
+	unsigned allowed = memslot_rights(slot), rights = spte_rights(f, spte);
+	/* Write may be withheld (prefetch on a logged slot, dirty logging's
+	 * write protection, which outlives the logging until the next write),
+	 * and execute on a huge leaf (the NX-huge-page policy). */
+	unsigned may_lack = TDP_ACC_WRITE | (level > 1 ? TDP_ACC_EXEC : 0);
+	uint64_t ad = f->accessed | f->dirty;
 
-	return with_accessed == spte_make_leaf(f, pa, level, memslot_rights(slot)) ||
-	       (level == 1 && with_accessed == (prefetch_leaf(f, pa, slot) | f->accessed));
+	return !(rights & ~allowed) && !(allowed & ~rights & ~may_lack) &&
+	       (spte | ad) == (spte_make_leaf(f, pa, level, rights) | ad);
 }
 
 /* Install one prefetched leaf into an empty entry; false if the entry is not

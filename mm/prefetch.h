@@ -21,8 +21,9 @@ struct prefetch_backoff {
 void tdp_prefetch(struct mmu *mmu, struct memslot *slot, uint64_t gfn, uint64_t *leaf_table);
 
 /* Whether a leaf is one the MMU may have installed for frame pa in slot: the
- * fault path's leaf, or a prefetched one (accessed bit clear until the guest
- * uses it, write withheld on a dirty-logged slot). The accessed bit is
- * ignored: the walker sets it on a prefetched leaf under the MMU's feet. */
+ * slot's rights, less write (prefetch or dirty logging withheld it) or, on a
+ * huge leaf, less execute (NX huge pages). The accessed and dirty bits are
+ * ignored: the walker sets them under the MMU's feet (prefetched leaves,
+ * dirty-bit logging). */
 bool leaf_matches_slot(const struct spte_format *f, uint64_t spte, paddr_t pa, int level,
 		       const struct memslot *slot);

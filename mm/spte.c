@@ -12,8 +12,10 @@
  *    the SPTE for the backing frame), dirty tracking (a writable leaf that goes
  *    away marks its page dirty) and the leaf-empty hint (cleared when a leaf is
  *    installed in a 4 KiB table) attach. */
+#include "mm/dirty_log.h"
 #include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
+#include "mm/rmap.h"
 #include "lib/string.h"
 
 static struct frame *table_frame_of(const uint64_t *sptep)
@@ -21,28 +23,56 @@ static struct frame *table_frame_of(const uint64_t *sptep)
 	return frame_of(va_to_pa(sptep) & ~(PAGE_SIZE - 1));
 }
 
-paddr_t tdp_table_alloc(struct mmu *mmu, int level, uint64_t base_gfn)
+/* A table that can hold leaves is followed by a page of rmap back-references
+ * (mm/rmap.h), so that removing an SPTE from a long rmap costs no scan. */
+static unsigned table_order(int level)
 {
-	paddr_t pa = frame_alloc_zeroed(0);
-	struct frame *f;
+	return level <= TDP_MAX_HUGE_LEVEL ? 1 : 0;
+}
 
-	if (!pa)
-		return 0;
-	f = frame_of(pa);
-	f->flags |= FRAME_PAGETABLE;
+paddr_t tdp_table_frame_alloc(void)
+{
+	return frame_alloc_zeroed(table_order(TDP_MAX_HUGE_LEVEL));
+}
+
+void tdp_table_frame_free(paddr_t pa)
+{
+	frame_free(pa, table_order(TDP_MAX_HUGE_LEVEL));
+}
+
+void tdp_table_init(struct mmu *mmu, paddr_t pa, int level, uint64_t base_gfn)
+{
+	struct frame *f = frame_of(pa);
+
+	/* Atomic: the allocator reads neighbours' flags when it frees theirs. */
+	__atomic_fetch_or(&f->flags, FRAME_PAGETABLE, __ATOMIC_RELAXED);
 	f->pt.present = 0;
 	f->pt.level = (uint8_t)level;
 	f->pt.hint = 0;
 	f->pt.base_gfn_hi = (uint32_t)(base_gfn >> 9);
+	/* Reclaim reaches leaves through rmaps, which may hold other VMs' SPTEs:
+	 * the page after the entries (table_order 1) names their MMU. */
+	if (level <= TDP_MAX_HUGE_LEVEL)
+		frame_of(pa + PAGE_SIZE)->owner = mmu;
 	stat_add(&mmu->stats.mmu_tables, 1);
 	stat_add(&mmu->stats.tables_allocated, 1);
+}
+
+paddr_t tdp_table_alloc(struct mmu *mmu, int level, uint64_t base_gfn)
+{
+	paddr_t pa = frame_alloc_zeroed(table_order(level));
+
+	if (pa)
+		tdp_table_init(mmu, pa, level, base_gfn);
 	return pa;
 }
 
 void tdp_table_free_unlinked(struct mmu *mmu, paddr_t table)
 {
-	frame_of(table)->flags &= ~FRAME_PAGETABLE;
-	frame_free(table, 0);
+	struct frame *f = frame_of(table);
+
+	__atomic_fetch_and(&f->flags, (uint16_t)~FRAME_PAGETABLE, __ATOMIC_RELAXED);
+	frame_free(table, table_order(f->pt.level));
 	stat_add(&mmu->stats.mmu_tables, -1);
 	stat_add(&mmu->stats.tables_freed, 1);
 }
@@ -68,17 +98,23 @@ void tdp_free_flushed_tables(struct mmu *mmu)
 static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
 				uint64_t old_spte, uint64_t new_spte, bool shared);
 
-static void leaf_mapped(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
+/* Every present leaf is in its frame's rmap: it enters and leaves only here. */
+static void leaf_mapped(struct mmu *mmu, uint64_t *sptep, uint64_t spte, int level)
 {
-	(void)gfn;
-	(void)spte;
+	unsigned rmap_size = rmap_add(mmu_rmap_head(mmu->root.fmt, spte), sptep);
+
+	if (rmap_size)
+		stat_max(&mmu->stats.max_mmu_rmap_size, rmap_size);
+	else
+		stat_add(&mmu->stats.rmap_failures, 1);
 	stat_add(&mmu->stats.pages[level - 1], 1);
 	stat_add(&mmu->stats.leaves_installed, 1);
 }
 
-static void leaf_unmapped(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
+static void leaf_unmapped(struct mmu *mmu, uint64_t *sptep, uint64_t spte, int level)
 {
-	(void)gfn;
+	if (!rmap_remove(mmu_rmap_head(mmu->root.fmt, spte), sptep))
+		stat_add(&mmu->stats.rmap_failures, 1);
 	/* Only prefetch installs leaves without the accessed bit, and the walker
 	 * sets it on first use: a leaf leaving without it was prefetched for
 	 * nothing. */
@@ -125,10 +161,12 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 	if (was_present && is_present && was_leaf == is_leaf &&
 	    spte_addr(f, old_spte) == spte_addr(f, new_spte))
 		return;
-	if (was_leaf)
-		leaf_unmapped(mmu, gfn, old_spte, level);
+	if (was_leaf) {
+		leaf_unmapped(mmu, sptep, old_spte, level);
+		dirty_log_leaf_gone(mmu, gfn, old_spte, level);
+	}
 	if (is_leaf) {
-		leaf_mapped(mmu, gfn, new_spte, level);
+		leaf_mapped(mmu, sptep, new_spte, level);
 		/* Still inside the installer's lock: see leaf_hint.h. */
 		if (level == 1)
 			leaf_hint_clear(table_frame_of(sptep));
@@ -149,6 +187,24 @@ bool tdp_set_spte_atomic(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte
 	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, it->old_spte, new_spte, true);
 	it->old_spte = new_spte;
 	return true;
+}
+
+uint64_t tdp_clear_spte_bits(struct mmu *mmu, struct tdp_iter *it, uint64_t bits)
+{
+	uint64_t old = __atomic_fetch_and(it->sptep, ~bits, __ATOMIC_ACQ_REL);
+
+	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, old, old & ~bits, false);
+	it->old_spte = old & ~bits;
+	return old;
+}
+
+void tdp_set_unlinked_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
+			   uint64_t new_spte)
+{
+	uint64_t old = *sptep;
+
+	*sptep = new_spte;
+	handle_changed_spte(mmu, sptep, gfn, level, old, new_spte, false);
 }
 
 void tdp_set_spte(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)

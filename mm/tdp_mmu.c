@@ -1,6 +1,8 @@
 /* The TDP MMU's walks: the fault path, zaps, and the software translation. */
 #include "mm/leaf_hint.h"
+#include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/split.h"
 
 /* Invalidation check under the read lock (protocol in mmu.h). */
 static bool invalidation_raced(struct mmu *mmu, uint64_t seq)
@@ -9,46 +11,124 @@ static bool invalidation_raced(struct mmu *mmu, uint64_t seq)
 	       __atomic_load_n(&mmu->invalidate_seq, __ATOMIC_RELAXED) != seq;
 }
 
+/* What a fault maps: the frame, the slot, the access, and the largest level. */
+struct tdp_fault {
+	uint64_t gfn;
+	paddr_t pa;
+	struct memslot *slot;
+	unsigned access;
+	int goal;
+};
+
+/* The leaf a fault installs for its frame at level (pa: the leaf's first
+ * frame). Huge leaves are non-executable under the NX-huge-page policy. On a
+ * dirty-logged slot a 4 KiB leaf is writable only for a write, which marks the
+ * page, or, with dirty-bit logging, writable with D clear so that the CPU's
+ * first write sets it. A frame shared with a clone is mapped read-only: its
+ * first write faults and copies it (mmu_cow_break). */
+static uint64_t fault_leaf(const struct spte_format *f, const struct tdp_fault *fault, paddr_t pa,
+			   int level)
+{
+	unsigned rights = backing_frame_rights(pa, memslot_rights(fault->slot));
+
+	if (level > 1 && nx_huge_pages_active())
+		rights &= ~TDP_ACC_EXEC;
+	if ((fault->slot->flags & MEMSLOT_DIRTY_LOG) && !(fault->access & TDP_ACC_WRITE)) {
+		if (dirty_log_by_dirty_bit(f))
+			return spte_make_leaf(f, pa, level, rights) & ~f->dirty;
+		rights &= ~TDP_ACC_WRITE;
+	}
+	return spte_make_leaf(f, pa, level, rights);
+}
+
+/* A huge leaf at it lacks the access and the fault wants a smaller mapping:
+ * split it into equivalent children (split.h), or, with split_on_fault=off,
+ * zap it and flush, so that the walk links a table in its place and every
+ * other page of the region refaults (the behaviour before splitting). False
+ * when the entry changed meanwhile: retry. */
+static bool replace_huge_leaf(struct mmu *mmu, struct tdp_table_cache *cache, struct tdp_iter *it,
+			      const struct tdp_fault *fault)
+{
+	const struct spte_format *f = mmu->root.fmt;
+	paddr_t table;
+
+	if (!mmu_config.split_on_fault) {
+		if (!tdp_set_spte_atomic(mmu, it, SPTE_NONE))
+			return false;
+		stat_add(&mmu->stats.remote_tlb_flush_requests, 1);
+		tdp_flush_tlb(mmu);
+		return true;
+	}
+	table = tdp_table_take(mmu, cache, it->level - 1, it->gfn);
+	if (!table)
+		return false;
+	if (!tdp_split_huge_spte_atomic(mmu, it, table,
+					split_child_rights(f, it->old_spte, it->level, fault->slot)))
+		return false;
+	stat_add(&mmu->stats.huge_page_splits_fault, 1);
+	if (fault->access & TDP_ACC_EXEC)
+		stat_add(&mmu->stats.nx_lpage_splits, 1);
+	return true;
+}
+
 /* Walk to the goal level, linking missing tables, and install the leaf. Where a
  * table already sits at the goal level (the range was mapped small before), the
  * leaf goes below it: a huge leaf never replaces a table under the read lock.
- * A present leaf that lacks the access (prefetched without write on a
- * dirty-logged slot) gets the slot's rights in place: same frame, more rights,
+ * A huge leaf above the goal that lacks the access gives way (replace_huge_leaf).
+ * A present leaf that lacks the access (write-protected for dirty logging,
+ * prefetched without write) gets its rights in place: same frame, more rights,
  * so no flush. A new 4 KiB leaf reports its table in *leaf_table (else NULL),
  * for prefetch. */
-static enum tdp_fault_result map_locked(struct mmu *mmu, uint64_t gfn, paddr_t pa, int goal,
-					unsigned rights, unsigned access, uint64_t **leaf_table)
+static enum tdp_fault_result map_locked(struct mmu *mmu, struct tdp_table_cache *cache,
+					struct tdp_fault *fault, uint64_t **leaf_table)
 {
 	const struct spte_format *f = mmu->root.fmt;
 	enum tdp_fault_result res = TDP_RETRY;
+	uint64_t gfn = fault->gfn;
+	bool replaced = false;
 	struct tdp_iter it;
 
-	for_each_tdp_pte_min_level(it, &mmu->root, goal, gfn, gfn + 1) {
+	for_each_tdp_pte_min_level(it, &mmu->root, fault->goal, gfn, gfn + 1) {
 		if (spte_present(f, it.old_spte) && spte_is_leaf(f, it.old_spte, it.level)) {
-			if ((spte_rights(f, it.old_spte) & access) == access)
-				res = TDP_SPURIOUS;
-			else if (tdp_set_spte_atomic(mmu, &it,
-						     spte_make_leaf(f, spte_addr(f, it.old_spte),
-								    it.level, rights)))
-				res = TDP_FIXED;
-			break;
+			uint64_t leaf;
+
+			if ((spte_rights(f, it.old_spte) & fault->access) == fault->access) {
+				res = replaced ? TDP_FIXED : TDP_SPURIOUS;
+				break;
+			}
+			if (it.level > fault->goal) {
+				if (!replace_huge_leaf(mmu, cache, &it, fault))
+					break;
+				replaced = true;
+				if (spte_present(f, it.old_spte))
+					continue; /* split: the walk descends into the children */
+			} else {
+				leaf = fault_leaf(f, fault, spte_addr(f, it.old_spte), it.level);
+				if (tdp_set_spte_atomic(mmu, &it, leaf)) {
+					dirty_log_leaf_installed(mmu, fault->slot, it.gfn, leaf);
+					res = TDP_FIXED;
+				}
+				break;
+			}
 		}
-		if (it.level == goal && spte_present(f, it.old_spte)) {
-			it.min_level = --goal;
+		if (it.level == fault->goal && spte_present(f, it.old_spte)) {
+			it.min_level = --fault->goal;
 			continue;
 		}
-		if (it.level == goal) {
-			paddr_t base = pa - ((gfn - tdp_level_base(gfn, goal)) << PAGE_SHIFT);
+		if (it.level == fault->goal) {
+			paddr_t base = fault->pa - ((gfn - tdp_level_base(gfn, it.level)) << PAGE_SHIFT);
+			uint64_t leaf = fault_leaf(f, fault, base, it.level);
 
-			if (tdp_set_spte_atomic(mmu, &it, spte_make_leaf(f, base, goal, rights))) {
+			if (tdp_set_spte_atomic(mmu, &it, leaf)) {
+				dirty_log_leaf_installed(mmu, fault->slot, it.gfn, leaf);
 				res = TDP_FIXED;
-				if (goal == 1)
+				if (it.level == 1)
 					*leaf_table = it.tables[1];
 			}
 			break;
 		}
 		if (!spte_present(f, it.old_spte)) {
-			paddr_t child = tdp_table_alloc(mmu, it.level - 1, it.gfn);
+			paddr_t child = tdp_table_take(mmu, cache, it.level - 1, it.gfn);
 
 			if (!child) {
 				res = TDP_NO_MEMORY;
@@ -78,17 +158,37 @@ static void count_fault(struct mmu *mmu, enum tdp_fault_result res)
 	stat_add((uint64_t *)((char *)&mmu->stats + counter[res]), 1);
 }
 
+/* The largest level a fault may map: dirty logging maps new pages at 4 KiB,
+ * and so does an execute fault while huge leaves must be non-executable. */
+static int fault_goal(const struct memslot *slot, uint64_t gfn, unsigned access)
+{
+	if ((slot->flags & MEMSLOT_DIRTY_LOG) ||
+	    ((access & TDP_ACC_EXEC) && nx_huge_pages_active()))
+		return 1;
+	return memslot_max_level(slot, gfn);
+}
+
 enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access)
 {
-	uint64_t gfn = gpa >> PAGE_SHIFT;
+	return tdp_map_cached(mmu, NULL, gpa, access);
+}
+
+enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *cache,
+				     uint64_t gpa, unsigned access)
+{
+	struct tdp_fault fault = { .gfn = gpa >> PAGE_SHIFT, .access = access };
+	uint64_t gfn = fault.gfn;
 	enum tdp_fault_result res;
 	uint64_t *leaf_table = NULL;
 	struct memslot *slot;
 	uint64_t seq;
-	paddr_t pa;
-	int level;
 
 	stat_add(&mmu->stats.pf_taken, 1);
+	/* Nothing under the locks may fail for want of a table. */
+	if (cache && tdp_table_cache_topup(cache)) {
+		count_fault(mmu, TDP_NO_MEMORY);
+		return TDP_NO_MEMORY;
+	}
 	/* Read before the backing: an invalidation that starts later moves it. */
 	seq = __atomic_load_n(&mmu->invalidate_seq, __ATOMIC_ACQUIRE);
 	read_lock(&mmu->slots_lock);
@@ -97,19 +197,27 @@ enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access)
 		res = TDP_NO_SLOT;
 	} else if (access & ~memslot_rights(slot)) {
 		res = TDP_PERMISSION;
-	} else if (!(pa = backing_get(&slot->backing, gfn - slot->base_gfn))) {
+	} else if (!(fault.pa = backing_get(&slot->backing, gfn - slot->base_gfn))) {
 		res = TDP_NO_MEMORY;
 	} else {
-		level = memslot_max_level(slot, gfn);
+		bool copy_on_write = false;
+
+		fault.slot = slot;
+		fault.goal = fault_goal(slot, gfn, access);
 		read_lock(&mmu->lock);
+		/* Past the invalidation check no discard can free the frame, so
+		 * only then is its metadata read. */
 		if (invalidation_raced(mmu, seq))
 			res = TDP_RETRY;
+		else if ((access & TDP_ACC_WRITE) && backing_frame_shared(fault.pa))
+			copy_on_write = true;
 		else
-			res = map_locked(mmu, gfn, pa, level, memslot_rights(slot), access,
-					 &leaf_table);
+			res = map_locked(mmu, cache, &fault, &leaf_table);
 		if (leaf_table)
 			tdp_prefetch(mmu, slot, gfn, leaf_table);
 		read_unlock(&mmu->lock);
+		if (copy_on_write)
+			res = mmu_cow_break(mmu, slot, gfn); /* the retry maps the copy */
 	}
 	read_unlock(&mmu->slots_lock);
 	count_fault(mmu, res);

@@ -68,7 +68,8 @@ def suite_bench(res):
     print("# bench: %.1f s" % (time.time() - t), flush=True)
 
 
-E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap"]
+E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap", "e2e_split",
+               "e2e_rmap"]
 
 
 def suite_e2e(res):

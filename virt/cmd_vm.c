@@ -2,6 +2,7 @@
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "virt/clone.h"
 #include "virt/kernel.h"
 #include "virt/shell.h"
 #include "virt/snapshot.h"
@@ -53,6 +54,22 @@ static bool parse_chunk(const char *val, uint32_t *pages)
 		return false;
 	*pages = (uint32_t)(chunk >> 12);
 	return true;
+}
+
+/* alias=GPA:SIZE@TARGET: [GPA, GPA + SIZE) maps the memory at TARGET. */
+static bool parse_alias(const char *val, struct vm_alias *al)
+{
+	char buf[64], *size, *target;
+
+	if (strnlen(val, sizeof(buf)) == sizeof(buf))
+		return false;
+	memcpy(buf, val, strlen(val) + 1);
+	if (!(size = strchr(buf, ':')) || !(target = strchr(size, '@')))
+		return false;
+	*size++ = 0;
+	*target++ = 0;
+	return parse_size(buf, &al->gpa) && parse_size(size, &al->size) &&
+	       parse_size(target, &al->target_gpa);
 }
 
 /* Join argv[from..argc) with spaces after `prefix`; false if too long. */
@@ -156,6 +173,10 @@ static int vm_create_cmd(int argc, char **argv)
 		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
 			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
+		} else if (strncmp(argv[i], "alias=", 6) == 0) {
+			if (a.aliases == VM_ALIASES_MAX || !parse_alias(val, &a.alias[a.aliases++]))
+				return shell_usage_error("vm", "bad alias '%s' (GPA:SIZE@TARGET_GPA, at "
+							 "most %d)", val, VM_ALIASES_MAX);
 		} else {
 			return shell_usage_error("vm", "unexpected argument '%s'", argv[i]);
 		}
@@ -285,6 +306,72 @@ static int vm_audit_cmd(int argc, char **argv)
 	return report.errors ? 1 : 0;
 }
 
+/* Print the runs of set bits: "gfn 0x..-0x.." for the first few. */
+static void print_dirty_ranges(const uint64_t *bits, uint64_t npages)
+{
+	unsigned shown = 0;
+
+	for (uint64_t g = 0; g < npages && shown < 8; g++) {
+		uint64_t end = g;
+
+		if (!(bits[g / 64] & (1ull << (g % 64))))
+			continue;
+		while (end + 1 < npages && (bits[(end + 1) / 64] & (1ull << ((end + 1) % 64))))
+			end++;
+		kprintf("  gpa 0x%llx-0x%llx\n", (unsigned long long)(g << 12),
+			(unsigned long long)(((end + 1) << 12) - 1));
+		shown++;
+		g = end;
+	}
+}
+
+/* vm discard NAME GPA SIZE: drop guest memory (MADV_DONTNEED); a frame shared
+ * with clones or aliases leaves every page table that maps it. */
+static int vm_discard_cmd(int argc, char **argv)
+{
+	struct vm *vm = vm_arg("vm", argc, argv);
+	uint64_t gpa, size;
+
+	if (!vm)
+		return 1;
+	if (argc != 5 || !parse_size(argv[3], &gpa) || !parse_size(argv[4], &size) || !size ||
+	    ((gpa | size) & 0xfff) || gpa >= vm->mem_bytes || size > vm->mem_bytes - gpa)
+		return shell_usage_error("vm", "discard needs a VM, a GPA and a SIZE (whole pages "
+					 "in its memory)");
+	vm_discard(vm, gpa, size);
+	kprintf("vm %s discarded 0x%llx-0x%llx\n", vm->name, (unsigned long long)gpa,
+		(unsigned long long)(gpa + size - 1));
+	return 0;
+}
+
+/* vm dirty NAME on|off|get: dirty logging of the VM's memory. */
+static int vm_dirty_cmd(int argc, char **argv)
+{
+	static uint64_t bits[MAX_MEM / 4096 / 64];
+	struct vm *vm = vm_arg("vm", argc, argv);
+	int64_t n;
+
+	if (!vm)
+		return 1;
+	if (argc != 4 || (strcmp(argv[3], "on") && strcmp(argv[3], "off") && strcmp(argv[3], "get")))
+		return shell_usage_error("vm", "dirty needs a VM and on, off or get");
+	if (strcmp(argv[3], "get") != 0) {
+		if (mmu_dirty_log_enable(&vm->mmu, 0, strcmp(argv[3], "on") == 0)) {
+			kprintf("vm: no memory for the dirty log of '%s'\n", vm->name);
+			return 1;
+		}
+		kprintf("vm %s dirty logging %s\n", vm->name, argv[3]);
+		return 0;
+	}
+	if ((n = mmu_dirty_log_get(&vm->mmu, 0, bits)) < 0) {
+		kprintf("vm: dirty logging is off for '%s'\n", vm->name);
+		return 1;
+	}
+	kprintf("vm %s dirty: %lld pages\n", vm->name, (long long)n);
+	print_dirty_ranges(bits, vm->mem_bytes >> 12);
+	return 0;
+}
+
 static int cmd_vm(int argc, char **argv)
 {
 	if (argc < 2)
@@ -308,17 +395,23 @@ static int cmd_vm(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "audit") == 0)
 		return vm_audit_cmd(argc, argv);
+	if (strcmp(argv[1], "dirty") == 0)
+		return vm_dirty_cmd(argc, argv);
 	if (strcmp(argv[1], "snapshot") == 0)
 		return vm_snapshot_cmd(argc, argv);
 	if (strcmp(argv[1], "images") == 0)
 		return vm_images_cmd();
 	if (strcmp(argv[1], "image-free") == 0)
 		return vm_image_free_cmd(argc, argv);
+	if (strcmp(argv[1], "clone") == 0)
+		return vm_clone_cmd(argc, argv);
+	if (strcmp(argv[1], "discard") == 0)
+		return vm_discard_cmd(argc, argv);
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | snapshot NAME IMAGE | images | image-free IMAGE",
-	      "create, run, list, destroy, audit and snapshot VMs; restore them from images");
+	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images");
 
 static void print_vm_stats(struct vm *vm)
 {

@@ -4,6 +4,7 @@
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "virt/clone.h"
 #include "virt/emulate.h"
 #include "virt/hypercall.h"
 
@@ -124,6 +125,10 @@ bool emulate_hypercall(struct vm *vm)
 	case HC_SNAPSHOT_POINT:
 		vm_pause(vm, "snapshot point");
 		ret = 0;
+		break;
+	case HC_CLONE_POINT:
+		vm_pause(vm, VM_PAUSE_CLONE_POINT);
+		ret = 0; /* the clones' value; vm_clone gives the parent its own */
 		break;
 	case HC_ARGS:
 		ret = hc_args(vm, r->rbx, r->rcx);

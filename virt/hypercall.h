@@ -24,7 +24,10 @@
 			       * call, as n struct hc_range at gpa (at most max); the rest
 			       * stay for the next call. HC_ELOST if more were discarded
 			       * than sprig could remember: the guest cannot know which */
-#define HC_COUNT 9
+#define HC_CLONE_POINT 9      /* () -> 0 in a clone, the clone's number (> 0) in this VM:
+			       * the VM pauses here, after the call, so that the console can
+			       * clone it (`vm clone`), as with fork; `vm run` continues it */
+#define HC_COUNT 10
 
 #define HC_ABI_VERSION 0x00010000 /* major << 16 | minor */
 

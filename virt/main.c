@@ -13,6 +13,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
+#include "mm/rmap.h"
 #include "virt/kernel.h"
 #include "virt/options.h"
 #include "virt/shell.h"
@@ -73,6 +74,7 @@ static void memory_init(uint64_t info_pa)
 		kprintf("sprig: no usable memory; stopping.\n");
 		halt_forever();
 	}
+	rmap_init();
 }
 
 void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)

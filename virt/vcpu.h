@@ -4,6 +4,7 @@
  * everything that follows (I/O, CPUID, MSRs, hypercalls, nested page faults)
  * is handled once, in virt/, for both. */
 #pragma once
+#include "mm/split.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +102,7 @@ struct vcpu {
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
+	struct tdp_table_cache table_cache; /* page tables for its faults, filled before mmu_lock */
 };
 
 extern const struct virt_backend *backend;

@@ -8,6 +8,7 @@
 #include "arch/x86/uart.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "mm/mmu_config.h"
 #include "svm/svm.h"
 #include "virt/emulate.h"
 #include "virt/fpu.h"
@@ -20,8 +21,9 @@
 #define CTRL_C 0x03
 
 const struct virt_backend *backend;
-static struct vm vms[VM_MAX];
-static bool vm_used[VM_MAX];
+/* Each VM takes a block of frames while it exists: clones make many VMs, and
+ * a static table of VM_MAX would cost VM_MAX structs for ever. */
+static struct vm *vms[VM_MAX];
 
 const char *const vexit_kind_names[VEXIT_KINDS] = {
 	[VEXIT_NPF] = "npf",         [VEXIT_IO] = "io",        [VEXIT_HYPERCALL] = "hypercall",
@@ -30,6 +32,15 @@ const char *const vexit_kind_names[VEXIT_KINDS] = {
 	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_HANDLED] = "handled",
 	[VEXIT_FAILED] = "failed",   [VEXIT_UNKNOWN] = "unknown",
 };
+
+/* The iTLB-multihit erratum (a machine check when a page's size changes under
+ * an executable translation): Intel CPUs have it unless IA32_ARCH_CAPABILITIES
+ * reports PSCHANGE_MC_NO; AMD's do not. It decides nx_huge_pages=auto. */
+static bool cpu_has_itlb_multihit(void)
+{
+	return cpuinfo.is_intel &&
+	       !(cpuinfo.has_arch_caps && (cpuinfo.arch_caps & ARCH_CAP_PSCHANGE_MC_NO));
+}
 
 bool virt_init(void)
 {
@@ -44,6 +55,7 @@ bool virt_init(void)
 		return false;
 	}
 	fpu_init();
+	mmu_config.itlb_multihit = cpu_has_itlb_multihit();
 	kprintf("virt: %s with %s\n", backend->name, backend->tdp->name);
 	return true;
 }
@@ -51,16 +63,16 @@ bool virt_init(void)
 struct vm *vm_find(const char *name)
 {
 	for (int i = 0; i < VM_MAX; i++)
-		if (vm_used[i] && strcmp(vms[i].name, name) == 0)
-			return &vms[i];
+		if (vms[i] && strcmp(vms[i]->name, name) == 0)
+			return vms[i];
 	return NULL;
 }
 
 struct vm *vm_next(const struct vm *prev)
 {
 	for (int i = prev ? prev->id + 1 : 0; i < VM_MAX; i++)
-		if (vm_used[i])
-			return &vms[i];
+		if (vms[i])
+			return vms[i];
 	return NULL;
 }
 
@@ -86,6 +98,15 @@ void vm_pause(struct vm *vm, const char *reason)
 	vm->state = VM_PAUSED;
 }
 
+static unsigned vm_order(void)
+{
+	unsigned order = 0;
+
+	while ((PAGE_SIZE << order) < sizeof(struct vm))
+		order++;
+	return order;
+}
+
 /* Undo whatever part of creation was done: the MMU frees every table and
  * frame the VM owned. */
 static void vm_teardown(struct vm *vm, bool mmu_ready, bool vcpu_ready)
@@ -93,9 +114,43 @@ static void vm_teardown(struct vm *vm, bool mmu_ready, bool vcpu_ready)
 	if (vcpu_ready)
 		backend->vcpu_destroy(&vm->vcpu);
 	fpu_vcpu_free(&vm->vcpu);
+	tdp_table_cache_release(&vm->vcpu.table_cache);
 	if (mmu_ready)
 		mmu_destroy(&vm->mmu);
-	vm_used[vm->id] = false;
+	vms[vm->id] = NULL;
+	frame_free(va_to_pa(vm), vm_order());
+}
+
+/* The VM's memory: one slot at guest-physical 0, and its aliases. On failure
+ * the VM is gone. */
+static int vm_add_memory(struct vm *vm, const struct vm_create_args *a, char *err, size_t errlen)
+{
+	struct memslot_config slot = {
+		.gpa = 0,
+		.size = a->mem_bytes,
+		.backing = { .kind = a->backing, .image = a->restore_image,
+			     .image_bytes = a->restore_bytes, .chunk_pages = a->chunk_pages },
+	};
+
+	if (mmu_slot_add(&vm->mmu, &slot)) {
+		ksnprintf(err, errlen, "out of memory for %llu MiB of guest memory",
+			  (unsigned long long)(a->mem_bytes >> 20));
+		vm_teardown(vm, true, false);
+		return -1;
+	}
+	for (unsigned i = 0; i < a->aliases; i++) {
+		const struct vm_alias *al = &a->alias[i];
+
+		if (mmu_alias_add(&vm->mmu, al->gpa, al->size, al->target_gpa)) {
+			ksnprintf(err, errlen, "alias 0x%llx:0x%llx@0x%llx: the target must be guest "
+				  "memory (backing=eager), the alias outside it",
+				  (unsigned long long)al->gpa, (unsigned long long)al->size,
+				  (unsigned long long)al->target_gpa);
+			vm_teardown(vm, true, false);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
@@ -114,14 +169,17 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	if (!a->vcpu_state &&
 	    mb1_check(a->image, a->image_size, a->mem_bytes, a->cmdline, NULL, 0, err, errlen))
 		return NULL;
-	for (int i = 0; i < VM_MAX; i++) {
-		if (!vm_used[i]) {
-			vm = &vms[i];
-			memset(vm, 0, sizeof(*vm));
-			vm->id = i;
-			vm_used[i] = true;
-			break;
+	for (int i = 0; i < VM_MAX && !vm; i++) {
+		paddr_t pa;
+
+		if (vms[i])
+			continue;
+		if (!(pa = frame_alloc_zeroed(vm_order()))) {
+			ksnprintf(err, errlen, "out of memory for the VM");
+			return NULL;
 		}
+		vm = vms[i] = pa_to_va(pa);
+		vm->id = i;
 	}
 	if (!vm) {
 		ksnprintf(err, errlen, "all %d VM slots are in use", VM_MAX);
@@ -138,16 +196,14 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		vm_teardown(vm, false, false);
 		return NULL;
 	}
-	struct memslot_config slot = {
-		.gpa = 0,
-		.size = a->mem_bytes,
-		.backing = { .kind = a->backing, .image = a->restore_image,
-			     .image_bytes = a->restore_bytes, .chunk_pages = a->chunk_pages },
-	};
-	if (mmu_slot_add(&vm->mmu, &slot)) {
-		ksnprintf(err, errlen, "out of memory for %llu MiB of guest memory",
-			  (unsigned long long)(a->mem_bytes >> 20));
-		vm_teardown(vm, true, false);
+	vm->mmu.share.id = (uint32_t)vm->id; /* the order cross-VM operations lock in */
+	if (a->clone_of) {
+		if (mmu_clone(&a->clone_of->mmu, &vm->mmu)) {
+			ksnprintf(err, errlen, "out of memory for the clone's memory");
+			vm_teardown(vm, true, false);
+			return NULL;
+		}
+	} else if (vm_add_memory(vm, a, err, errlen)) {
 		return NULL;
 	}
 	if (fpu_vcpu_init(&vm->vcpu) || backend->vcpu_create(&vm->vcpu)) {
@@ -191,7 +247,7 @@ static const char *access_name(unsigned access)
 
 static bool handle_npf(struct vm *vm, const struct vexit *e)
 {
-	switch (tdp_map(&vm->mmu, e->npf.gpa, e->npf.access)) {
+	switch (tdp_map_cached(&vm->mmu, &vm->vcpu.table_cache, e->npf.gpa, e->npf.access)) {
 	case TDP_FIXED:
 	case TDP_SPURIOUS:
 	case TDP_RETRY:

@@ -17,7 +17,8 @@ struct vm_lost {
 	bool overflow; /* more were discarded than range[] holds */
 };
 
-#define VM_MAX 16
+/* VMs are allocated from frames as they are created (clones make many). */
+#define VM_MAX 1024
 #define VM_NAME_MAX 16
 #define VM_IO_PORTS_TRACKED 8
 #define VM_ARGS_MAX 256
@@ -73,6 +74,12 @@ struct vm {
 	struct vm_lost lost;
 };
 
+/* [gpa, gpa + size) maps the guest memory at target_gpa (mmu_alias_add). */
+struct vm_alias {
+	uint64_t gpa, size, target_gpa;
+};
+#define VM_ALIASES_MAX 4
+
 struct vm_create_args {
 	const char *name;
 	const void *image; /* a multiboot kernel */
@@ -87,6 +94,11 @@ struct vm_create_args {
 	/* A snapshot's vCPU state: the VM resumes from it instead of booting
 	 * `image` (which is then unused), its memory restored from restore_image. */
 	const struct vcpu_state *vcpu_state;
+	struct vm_alias alias[VM_ALIASES_MAX];
+	unsigned aliases;
+	/* A clone: the memory is this VM's, shared copy-on-write, instead of a
+	 * new slot (vcpu_state is then the parent's). */
+	struct vm *clone_of;
 };
 
 /* Pick the backend and enable virtualization on this CPU; false if the CPU

@@ -1,4 +1,5 @@
 #include "tests/unit/host_mem.h"
+#include "mm/rmap.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -38,7 +39,11 @@ bool host_mem_init_ranges(size_t span, const struct mem_range *usable, size_t n_
 		u[i] = (struct mem_range){ base + usable[i].start, base + usable[i].end };
 	for (size_t i = 0; i < n_reserved; i++)
 		r[i] = (struct mem_range){ base + reserved[i].start, base + reserved[i].end };
-	return frame_init(u, n_usable, r, n_reserved);
+	if (!frame_init(u, n_usable, r, n_reserved))
+		return false;
+	/* The rmap's descriptor caches lived in the previous region. */
+	rmap_init();
+	return true;
 }
 
 void host_mem_init(size_t bytes)

@@ -1,0 +1,100 @@
+/* The clone workload on the MMU alone, per rmap descriptor layout: a parent
+ * maps 256 frames (1 MiB), N clones are made and each maps all of them for
+ * reading (so the frames' rmaps grow to N + 1 SPTEs), then every VM is torn
+ * down. The time is the whole workload's; medians of RUNS interleaved runs
+ * (every layout once before any twice), with the spread (max - min) / median. */
+#include "mm/mmu.h"
+#include "mm/mmu_config.h"
+#include "mm/rmap.h"
+#include "svm/npt.h"
+#include "tests/bench/bench.h"
+#include "tests/unit/host_mem.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+#define MiB (1ull << 20)
+#define PAGES 256
+#define RUNS 9
+#define SMOKE_RUNS 3
+
+static const unsigned clone_counts[] = { 10, 100, 500 };
+#define N_COUNTS (sizeof(clone_counts) / sizeof(clone_counts[0]))
+
+static void no_flush(void *ctx)
+{
+	(void)ctx;
+}
+
+static void vm_init(struct mmu *mmu, uint32_t id)
+{
+	if (mmu_init(mmu, &npt_format, no_flush, NULL))
+		abort();
+	mmu->share.id = id;
+}
+
+/* One run: ns for the whole workload. */
+static uint64_t run_fork(struct mmu *vms, unsigned clones)
+{
+	struct memslot_config slot = { .gpa = 0, .size = PAGES * 4096ull,
+				       .backing = { .kind = BACKING_LAZY } };
+	uint64_t t;
+
+	vm_init(&vms[0], 0);
+	if (mmu_slot_add(&vms[0], &slot))
+		abort();
+	for (unsigned p = 0; p < PAGES; p++)
+		if (tdp_map(&vms[0], p * 4096ull, TDP_ACC_WRITE) != TDP_FIXED)
+			abort();
+	t = bench_now_ns();
+	for (unsigned c = 1; c <= clones; c++) {
+		vm_init(&vms[c], c);
+		if (mmu_clone(&vms[0], &vms[c]))
+			abort();
+		for (unsigned p = 0; p < PAGES; p++)
+			if (tdp_map(&vms[c], p * 4096ull, TDP_ACC_READ) > TDP_SPURIOUS)
+				abort();
+	}
+	for (unsigned c = 0; c <= clones; c++)
+		mmu_destroy(&vms[c]);
+	return bench_now_ns() - t;
+}
+
+static double spread_pct(const struct bench_spread *s)
+{
+	return s->median ? 100.0 * (double)(s->max - s->min) / (double)s->median : 0;
+}
+
+BENCH(rmap_fork)
+{
+	unsigned runs = smoke ? SMOKE_RUNS : RUNS, counts = smoke ? 1 : N_COUNTS;
+	static uint64_t samples[N_COUNTS][RMAP_DESC_KINDS][RUNS];
+	struct mmu *vms = calloc(clone_counts[N_COUNTS - 1] + 1, sizeof(*vms));
+	int prefetch = mmu_config.prefetch;
+
+	host_mem_init(1024 * MiB);
+	/* Each clone faults every page itself: an rmap add per fault. */
+	mmu_config.prefetch = PREFETCH_OFF;
+	for (unsigned r = 0; r < runs; r++)
+		for (unsigned c = 0; c < counts; c++)
+			for (int k = 0; k < RMAP_DESC_KINDS; k++) {
+				mmu_config.rmap_desc = k;
+				samples[c][k][r] = run_fork(vms, clone_counts[c]);
+			}
+	mmu_config.rmap_desc = RMAP_DESC_COUNTED;
+	mmu_config.prefetch = prefetch;
+
+	printf("Rmap fork: a parent maps %u frames, N clones map them all for reading, all are "
+	       "torn down; %u interleaved runs, ms (median, spread)\n", PAGES, runs);
+	printf("%-8s %7s %12s %8s\n", "layout", "clones", "time", "spread");
+	for (unsigned c = 0; c < counts; c++)
+		for (int k = 0; k < RMAP_DESC_KINDS; k++) {
+			struct bench_spread s = bench_spread(samples[c][k], runs);
+
+			printf("%-8s %7u %9.3f ms %7.0f%%\n", rmap_desc_names[k], clone_counts[c],
+			       s.median / 1e6, spread_pct(&s));
+			printf("@bench bench=rmap_fork rmap_desc=%s clones=%u time_ns=%llu "
+			       "spread_pct=%.0f\n", rmap_desc_names[k], clone_counts[c],
+			       (unsigned long long)s.median, spread_pct(&s));
+		}
+	free(vms);
+}
