@@ -7,7 +7,7 @@ import os
 import re
 
 from bare import run_bare
-from machine import GUESTS_DIR, make_iso, run_bochs, split_run_output
+from machine import GUESTS_DIR, guest_lines, make_iso, run_bochs, split_run_output, stat
 
 SCENARIOS = ["bochs_vmx_guests", "bochs_svm_guests"]
 
@@ -33,17 +33,6 @@ FAILING = [
     ("badcall", "badcall", "", "vm badcall stopped: unknown hypercall 0x7777"),
     ("spin", "spin", "timeout=1", "vm spin stopped: timeout"),
 ]
-
-
-def guest_lines(out, vm):
-    """The guest's own console lines, without sprig's '[vm] ' prefix."""
-    pre = "[%s] " % vm
-    return [l[len(pre):] for l in out.splitlines() if l.startswith(pre)]
-
-
-def stat(out, name):
-    m = re.search(r"^\s*%s\s+(\d+)\s*$" % re.escape(name), out, re.M)
-    return int(m.group(1)) if m else None
 
 
 def command(*words):

@@ -7,7 +7,7 @@ import re
 import tempfile
 
 from bare import SHUTDOWN, run_bare
-from machine import GUESTS_DIR, Machine, PROMPT, make_iso
+from machine import GUESTS_DIR, PROMPT, guest_lines, Machine, make_iso, stat
 
 SCENARIOS = ["qemu_guests"]
 
@@ -21,17 +21,6 @@ MATCHING = [
     ("balloon", "balloon", "", ""),
     ("io", "misbehave", "io", ""),
 ]
-
-
-def guest_lines(out, vm):
-    """The guest's own console lines, without sprig's '[vm] ' prefix."""
-    pre = "[%s] " % vm
-    return [l[len(pre):] for l in out.splitlines() if l.startswith(pre)]
-
-
-def stat(out, name):
-    m = re.search(r"^\s*%s\s+(\d+)\s*$" % re.escape(name), out, re.M)
-    return int(m.group(1)) if m else None
 
 
 def bad_modules():

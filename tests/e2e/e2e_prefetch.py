@@ -8,16 +8,11 @@ Intel VMX and EPT, smaller (Bochs takes about 15 us per EPT violation)."""
 import os
 import re
 
-from machine import GUESTS_DIR, Machine, PROMPT, make_iso, run_bochs, split_run_output
+from machine import GUESTS_DIR, PROMPT, Machine, make_iso, run_bochs, split_run_output, stat
 
 SCENARIOS = ["qemu_prefetch", "bochs_vmx_snapshot"]
 
 MIB = 124  # the guest's region: 4 MiB up to the end of its 128 MiB
-
-
-def stat(out, name):
-    m = re.search(r"^\s*%s\s+(\d+)\s*$" % re.escape(name), out, re.M)
-    return int(m.group(1)) if m else None
 
 
 def qemu_prefetch(check):

@@ -8,14 +8,9 @@ audit passes after every step."""
 import os
 import re
 
-from machine import GUESTS_DIR, Machine, PROMPT, make_iso
+from machine import GUESTS_DIR, PROMPT, Machine, make_iso, stat
 
 SCENARIOS = ["qemu_rmap_clones"]
-
-
-def stat(out, name):
-    m = re.search(r"^\s*%s\s+(\d+)\s*$" % re.escape(name), out, re.M)
-    return int(m.group(1)) if m else None
 
 
 def audit(m, check, name, step):

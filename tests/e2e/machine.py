@@ -1,6 +1,7 @@
 """Boot a sprig ISO under QEMU or Bochs and talk to its serial console."""
 import fcntl
 import os
+import re
 import select
 import shutil
 import signal
@@ -158,6 +159,18 @@ def _run_bochs_locked(iso, model, megs, timeout):
             return f.read().decode("utf-8", "replace").replace("\r\n", "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def guest_lines(out, vm):
+    """The guest's own console lines, without sprig's '[vm] ' prefix."""
+    pre = "[%s] " % vm
+    return [l[len(pre):] for l in out.splitlines() if l.startswith(pre)]
+
+
+def stat(out, name):
+    """The value of a `stats` line `name value`, or None."""
+    m = re.search(r"^\s*%s\s+(\d+)\s*$" % re.escape(name), out, re.M)
+    return int(m.group(1)) if m else None
 
 
 def split_run_output(log):
