@@ -69,7 +69,7 @@ def suite_bench(res):
 
 
 E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap", "e2e_split",
-               "e2e_rmap"]
+               "e2e_rmap", "e2e_rmap_bench"]
 
 
 def suite_e2e(res):
