@@ -4,6 +4,7 @@
  * Fields are read with memcpy, never through struct overlays, so neither the
  * loader's alignment nor aliasing rules can matter. */
 #include "boot/multiboot2.h"
+#include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include <stdarg.h>
@@ -27,22 +28,6 @@ enum {
 #define RSDP_V1_LEN 20
 #define RSDP_V2_LEN 36
 #define EFI_PAGE_SHIFT 12
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const uint8_t *p)
-{
-	uint64_t v;
-
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
 
 static void warn(struct boot_info *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct boot_info *out, const char *fmt, ...)

@@ -6,6 +6,7 @@
  * bits on values already known to be below 2^32 or checked with
  * __builtin_add_overflow. */
 #include "virt/mb1_loader.h"
+#include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include <stdarg.h>
@@ -122,32 +123,6 @@ static int refuse(char *err, size_t errlen, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
-}
-
-static uint16_t rd16(const uint8_t *p)
-{
-	uint16_t v;
-
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-	uint32_t v;
-
-	__builtin_memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	__builtin_memcpy(p, &v, sizeof(v));
-}
-
-static void put64(uint8_t *p, uint64_t v)
-{
-	__builtin_memcpy(p, &v, sizeof(v));
 }
 
 /* Round up to a page; false on overflow. */

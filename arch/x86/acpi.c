@@ -3,6 +3,7 @@
  * checksum are found good, and every field or entry read from it lies inside
  * the length it declares. */
 #include "arch/x86/acpi.h"
+#include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
@@ -54,8 +55,6 @@
 struct acpi_info acpi;
 
 static uint8_t rd8(const uint8_t *p) { return *p; }
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, sizeof(v)); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, sizeof(v)); return v; }
 
 static uint8_t checksum(const uint8_t *p, uint64_t len)
 {
