@@ -22,6 +22,9 @@ want_cmd qemu-system-x86 qemu-system-x86_64
 want ovmf /usr/share/OVMF/OVMF_CODE_4M.fd
 if [ "${1:-build}" = test ]; then
 	want_cmd bochs bochs
+	# bochs needs some display plugin; the terminal one is the lightest
+	# (the tests use bochs' own rfb display, headless).
+	want bochs-term /usr/lib/x86_64-linux-gnu/bochs/plugins/libbx_term_gui.so
 	want bochsbios /usr/share/bochs/BIOS-bochs-latest
 	want vgabios /usr/share/vgabios/vgabios.bin
 	want_cmd valgrind valgrind
