@@ -1,6 +1,7 @@
 /* Local APIC. Register offsets are the xAPIC MMIO ones; in x2APIC mode the same
  * register is MSR 0x800 + offset / 16 (SDM vol. 3A, 11.12.1.2). */
 #include "arch/x86/apic.h"
+#include "lib/sort.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lock.h"
 #include "arch/x86/trap.h"
@@ -166,16 +167,6 @@ static void enable_local(bool bsp)
 	apic_eoi(); /* in case firmware left an interrupt in service */
 }
 
-static void sort_runs(uint64_t *v)
-{
-	for (int i = 1; i < CALIBRATION_RUNS; i++)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			uint64_t t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-}
-
 /* Count APIC timer ticks over a TSC-measured window; the median of a few. */
 static uint64_t calibrate_timer(void)
 {
@@ -202,7 +193,7 @@ static uint64_t calibrate_timer(void)
 	apic_write(APIC_TIMER_INIT, 0);
 	if (flags & (1u << 9))
 		sti();
-	sort_runs(runs);
+	sort_u64(runs, CALIBRATION_RUNS);
 	return runs[CALIBRATION_RUNS / 2];
 }
 

@@ -3,6 +3,7 @@
  * reports 3.5 GHz there while its TSC runs at its ips setting), so otherwise the
  * TSC is measured against the PIT, or the ACPI PM timer where no PIT counts. */
 #include "arch/x86/tsc.h"
+#include "lib/sort.h"
 #include "arch/x86/acpi.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lock.h"
@@ -74,16 +75,6 @@ void tsc_delay_us(uint64_t us)
 
 	while (rdtsc() - start < cycles)
 		cpu_relax();
-}
-
-static void sort_u64(uint64_t *v, unsigned n)
-{
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			uint64_t t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
 }
 
 /* One PIT window; returns the TSC rate in kHz, 0 if the PIT did not count. */

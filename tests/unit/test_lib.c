@@ -3,6 +3,7 @@
 #include "check.h"
 #include "lib/parse.h"
 #include "lib/print.h"
+#include "lib/sort.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -524,4 +525,26 @@ TEST(lib_parse_cmdline_words)
 	CHECK(p && strcmp(word, "abcd") == 0 && full == 10);
 	CHECK(cmdline_next_word(p, word, sizeof(word), NULL) && strcmp(word, "k") == 0);
 	CHECK(cmdline_next_word(" \t", word, sizeof(word), &full) == NULL);
+}
+
+TEST(lib_sort_u64)
+{
+	uint64_t v[64], seed = 7;
+
+	for (size_t n = 0; n <= 64; n++) {
+		for (size_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			v[i] = (seed >> 33) % 16; /* duplicates on purpose */
+		}
+		uint64_t sum = 0, sorted_sum = 0;
+		for (size_t i = 0; i < n; i++)
+			sum += v[i];
+		sort_u64(v, n);
+		for (size_t i = 0; i < n; i++) {
+			sorted_sum += v[i];
+			if (i)
+				CHECK(v[i - 1] <= v[i]);
+		}
+		CHECK_EQ_U64(sum, sorted_sum);
+	}
 }
