@@ -8,23 +8,13 @@ with sprig still answering."""
 import os
 import re
 
-from machine import GUESTS_DIR, Machine, PROMPT, make_iso
+from machine import GUESTS_DIR, PROMPT, bench_lines, Machine, make_iso
 
 SCENARIOS = ["qemu_bench_rmap"]
 
 VARIANTS = ["ext3", "ext14", "counted"]
 ROW = re.compile(r"^(ext3|ext14|counted)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
                  r"\s+(\S+)\s+(\S+)$", re.M)
-
-
-def bench_lines(out):
-    """The @bench lines as dicts, keyed by rmap_desc."""
-    rows = {}
-    for line in out.splitlines():
-        if line.startswith("@bench bench=rmap_fork in=guest "):
-            kv = dict(f.split("=", 1) for f in line.split()[1:])
-            rows[kv["rmap_desc"]] = kv
-    return rows
 
 
 def qemu_bench_rmap(check):
@@ -38,7 +28,8 @@ def qemu_bench_rmap(check):
               all(t[1] == "10" for t in table), out)
         check("rmap-bench/data-and-audit", len(table) == 3 and
               all(t[7] == "ok" and t[8] == "ok" for t in table), out)
-        rows = bench_lines(out)
+        rows = {r["rmap_desc"]: r for r in bench_lines(out, "rmap_fork")
+                if r.get("in") == "guest"}
         check("rmap-bench/bench-lines", sorted(rows) == sorted(VARIANTS) and
               all(r["clones"] == "10" and r["audit"] == "ok" and
                   all(k in r for k in ["create_ns", "run_ns", "destroy_ns"])

@@ -9,17 +9,9 @@ Then the console's `vm dirty NAME on|get|off` on a guest of its own."""
 import os
 import re
 
-from machine import GUESTS_DIR, Machine, PROMPT, make_iso
+from machine import GUESTS_DIR, PROMPT, bench_lines, Machine, make_iso
 
 SCENARIOS = ["qemu_split"]
-
-
-def bench_lines(out, bench):
-    rows = []
-    for line in out.splitlines():
-        if line.startswith("@bench bench=%s " % bench):
-            rows.append(dict(kv.split("=", 1) for kv in line.split()[1:]))
-    return rows
 
 
 def qemu_split(check):

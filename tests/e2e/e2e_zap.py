@@ -6,7 +6,7 @@ the discard variant: the guest learns what it lost and checks exactly that."""
 import os
 import re
 
-from machine import GUESTS_DIR, Machine, PROMPT, make_iso
+from machine import GUESTS_DIR, PROMPT, bench_lines, Machine, make_iso
 
 SCENARIOS = ["qemu_bench_zap"]
 
@@ -14,20 +14,10 @@ ROW = re.compile(r"^(off|on)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(
                  re.M)
 
 
-def bench_lines(out):
-    """The @bench lines as dicts, keyed by leaf_hint."""
-    rows = {}
-    for line in out.splitlines():
-        if line.startswith("@bench bench=zap in=guest "):
-            kv = dict(f.split("=", 1) for f in line.split()[1:])
-            rows[kv["leaf_hint"]] = kv
-    return rows
-
-
 def check_run(check, name, out, discard):
     table = {m.group(1): m.groups() for m in ROW.finditer(out)}
     check(name + "/table", set(table) == {"off", "on"}, out)
-    rows = bench_lines(out)
+    rows = {r["leaf_hint"]: r for r in bench_lines(out, "zap") if r.get("in") == "guest"}
     check(name + "/bench-lines", set(rows) == {"off", "on"} and
           all(r["in"] == "guest" and r["pattern"] == "same16" for r in rows.values()), out)
     if set(rows) != {"off", "on"}:

@@ -173,6 +173,12 @@ def stat(out, name):
     return int(m.group(1)) if m else None
 
 
+def bench_lines(out, bench):
+    """The `@bench bench=BENCH ...` lines of out, each as a dict of its fields."""
+    return [dict(kv.split("=", 1) for kv in line.split()[1:])
+            for line in out.splitlines() if line.startswith("@bench bench=%s " % bench)]
+
+
 def split_run_output(log):
     """Map each command run from run= (echoed as 'sprig> CMD') to its output."""
     parts = {}
