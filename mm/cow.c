@@ -272,7 +272,9 @@ static bool write_protect_all(struct mmu *mmu)
 			tdp_set_spte(mmu, &it, SPTE_NONE);
 			flush = true;
 		} else if (it.old_spte & f->writable) {
-			tdp_clear_spte_bits(mmu, &it, f->writable);
+			/* A write the log has not harvested yet must not go with
+			 * the write right (or the dirty bit beside it). */
+			dirty_log_write_ended(mmu, it.gfn, tdp_clear_spte_bits(mmu, &it, f->writable), 1);
 			flush = true;
 		}
 	}

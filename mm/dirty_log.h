@@ -50,9 +50,11 @@ bool dirty_log_by_dirty_bit(const struct spte_format *f);
  * format without dirty bits). */
 void dirty_log_leaf_installed(struct mmu *mmu, struct memslot *slot, uint64_t gfn,
 			      uint64_t spte);
-/* The choke point's hook: a 4 KiB leaf left the tables. If the CPU had set its
- * dirty bit and the slot is logged, the write must not be lost with it. */
-void dirty_log_leaf_gone(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level);
+/* A 4 KiB leaf that was spte left the tables (the choke point's hook) or lost
+ * its write right outside the log's own harvest (a clone's write-protection):
+ * if the CPU may have written through it and the slot is logged, the write
+ * must not be lost with it. */
+void dirty_log_write_ended(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level);
 /* The audit's rule for a leaf of a logged slot: NULL, or what is wrong. */
 const char *dirty_log_audit_leaf(const struct spte_format *f, struct memslot *slot,
 				 uint64_t gfn, uint64_t spte, int level);

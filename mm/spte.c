@@ -163,7 +163,7 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 		return;
 	if (was_leaf) {
 		leaf_unmapped(mmu, sptep, old_spte, level);
-		dirty_log_leaf_gone(mmu, gfn, old_spte, level);
+		dirty_log_write_ended(mmu, gfn, old_spte, level);
 	}
 	if (is_leaf) {
 		leaf_mapped(mmu, sptep, new_spte, level);

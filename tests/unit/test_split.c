@@ -81,22 +81,6 @@ static bool translate(struct mmu *mmu, uint64_t gpa, int *level, unsigned *right
 	return ok;
 }
 
-/* What the CPU does on a write through a writable leaf: set its dirty bit. */
-static void cpu_sets_dirty(struct mmu *mmu, uint64_t gpa)
-{
-	const struct spte_format *f = mmu->root.fmt;
-	uint64_t gfn = gpa >> PAGE_SHIFT;
-	struct tdp_iter it;
-
-	read_lock(&mmu->lock);
-	for_each_tdp_pte(it, &mmu->root, gfn, gfn + 1)
-		if (spte_present(f, it.old_spte) && spte_is_leaf(f, it.old_spte, it.level)) {
-			if ((it.old_spte & f->writable) && f->dirty)
-				__atomic_fetch_or(it.sptep, f->dirty, __ATOMIC_RELAXED);
-			break;
-		}
-	read_unlock(&mmu->lock);
-}
 
 static bool bit(const uint64_t *bits, uint64_t i)
 {
@@ -264,7 +248,7 @@ TEST(dirty_write_fault_splits)
 			CHECK_EQ_U64(mmu.stats.huge_page_splits_eager, eager ? 4 : 0);
 			/* Cached writable translations were flushed. */
 			CHECK(model_access(&tlb, &mmu, 2 * MiB + 5 * 4096, TDP_ACC_WRITE, &hpa) == 0);
-			cpu_sets_dirty(&mmu, 2 * MiB + 5 * 4096);
+			mmu_cpu_sets_dirty(&mmu, 2 * MiB + 5 * 4096);
 			CHECK_EQ_U64(tlb.violations, 0);
 			CHECK_EQ_U64(mmu.stats.huge_page_splits_fault, eager ? 0 : 1);
 			CHECK_EQ_U64(mmu.stats.pages_2m, eager ? 0 : 3);
@@ -280,7 +264,7 @@ TEST(dirty_write_fault_splits)
 			/* Write-protected again: the next write faults and is logged. */
 			uint64_t faults = tlb.faults;
 			CHECK(model_access(&tlb, &mmu, 2 * MiB + 5 * 4096, TDP_ACC_WRITE, &hpa) == 0);
-			cpu_sets_dirty(&mmu, 2 * MiB + 5 * 4096);
+			mmu_cpu_sets_dirty(&mmu, 2 * MiB + 5 * 4096);
 			CHECK_EQ_U64(tlb.faults - faults, dirty_log_by_dirty_bit(format(fi)) ? 0 : 1);
 			CHECK_EQ_U64(mmu_dirty_log_get(&mmu, 0, bits), 1);
 			CHECK_EQ_U64(tlb.violations, 0);
@@ -315,8 +299,8 @@ TEST(dirty_bit_harvest)
 	CHECK(translate(&mmu, 0x3000, &level, &rights));
 	CHECK_EQ_U64(rights & TDP_ACC_WRITE, TDP_ACC_WRITE);
 	CHECK_EQ_U64(mmu_dirty_log_get(&mmu, 0, bits), 0);
-	cpu_sets_dirty(&mmu, 0x3000);
-	cpu_sets_dirty(&mmu, 0x4000);
+	mmu_cpu_sets_dirty(&mmu, 0x3000);
+	mmu_cpu_sets_dirty(&mmu, 0x4000);
 	CHECK(mmu_audit_passes(&mmu));
 	mmu_discard(&mmu, 0x4000, 4096);
 	CHECK_EQ_U64(mmu_dirty_log_get(&mmu, 0, bits), 2);
@@ -370,7 +354,7 @@ static void random_run(const struct spte_format *f, uint64_t seed, struct mmu_st
 			break;
 		case 50 ... 79: /* write */
 			REQUIRE(model_access(&tlb, &mmu, gpa, TDP_ACC_WRITE, &hpa) == 0);
-			cpu_sets_dirty(&mmu, gpa);
+			mmu_cpu_sets_dirty(&mmu, gpa);
 			value[page] = rng_next(&seed) | 1;
 			*(uint64_t *)pa_to_va(hpa) = value[page];
 			written[page / 64] |= 1ull << (page % 64);
