@@ -4,6 +4,8 @@
 #   make run-uefi   the same under OVMF
 #   make test       every test; ends with "N passed, N failed"
 #   make bench      host MMU benchmarks (optimisations off vs on)
+#   make soak       randomized VM life cycles in one QEMU boot for SOAK_SECONDS (tests/soak.py)
+#   make fuzz       each fuzz target for FUZZ_SECONDS (tests/fuzz/README.md)
 #   make clean
 # CROSS_COMPILE=x86_64-linux-gnu- builds the image with Debian's cross tools.
 
@@ -32,7 +34,9 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 # Code under lib/ and mm/ (and the boot-information parser) compiles for the host
 # too: unit tests, concurrency tests and benchmarks run the real code.
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
-	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c)
+	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c \
+		   virt/msr_policy.c virt/state_check.c virt/console_line.c svm/saved_state.c \
+		   vmx/saved_state.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
@@ -40,7 +44,7 @@ HOST_ASAN := $(HOST_BASE) -O1 -fsanitize=address,undefined -fno-sanitize-recover
 HOST_TSAN := $(HOST_BASE) -O1 -fsanitize=thread
 HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
 
-.PHONY: all run run-uefi test unit bench clean deps
+.PHONY: all run run-uefi test unit bench soak clean deps
 all: $(B)/sprig.iso
 
 include guests/guests.mk
@@ -82,6 +86,12 @@ $(B)/host/bench: $(HOST_SRCS) $(BENCH_SRCS) $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
 	$(HOSTCC) $(HOST_BENCH) -o $@ $(HOST_SRCS) $(BENCH_SRCS) -lm
 
+# Snapshot images of a tiny guest, whole or with one field broken, for the
+# restore tests (tests/e2e/e2e_input.py); built from sprig's own headers.
+$(B)/host/mksnap: tests/e2e/mksnap.c tests/unit/flat_state.c $(wildcard */*.h */*/*.h)
+	@mkdir -p $(dir $@)
+	$(HOSTCC) $(HOST_BASE) -O1 -o $@ tests/e2e/mksnap.c tests/unit/flat_state.c
+
 unit: $(B)/host/unit $(B)/host/unit-tsan
 	$(B)/host/unit
 	$(B)/host/unit-tsan conc_
@@ -89,10 +99,57 @@ unit: $(B)/host/unit $(B)/host/unit-tsan
 bench: $(B)/host/bench
 	$(B)/host/bench
 
+# make soak: a seeded random schedule of create/run/clone/snapshot/restore/dirty/
+# discard/destroy on many VMs, every guest's data and every VM's audit checked
+# after each step. SOAK_SEED=N replays a schedule, SOAK_STEPS=N stops after N
+# steps, SOAK_SECONDS=0 removes the time limit.
+SOAK_SECONDS ?= 300
+soak: $(B)/sprig.elf $(GUEST_ELFS) | deps
+	SOAK_SECONDS='$(SOAK_SECONDS)' SOAK_SEED='$(SOAK_SEED)' SOAK_STEPS='$(SOAK_STEPS)' \
+		python3 tests/soak.py
+
 test: | deps
 	@tools/deps.sh test
-	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/unit $(B)/host/unit-tsan $(B)/host/bench
+	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/unit $(B)/host/unit-tsan $(B)/host/bench \
+		$(B)/host/mksnap
 	python3 tests/run.py
+
+# Fuzz targets: clang's libFuzzer with ASan and UBSan, against the real parsers.
+# A target NAME is tests/fuzz/fuzz_NAME.c, plus the sources it links listed in
+# FUZZ_SRCS_NAME, plus NAME in FUZZ_TARGETS (tests/fuzz/README.md).
+FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console
+FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
+FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
+FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
+FUZZ_SRCS_parse := lib/parse.c
+FUZZ_SRCS_snapshot := virt/state_check.c svm/saved_state.c vmx/saved_state.c \
+	tests/unit/flat_state.c lib/print.c
+FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread \
+	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SECONDS ?= 120
+
+.PHONY: fuzz fuzz-deps fuzz-targets
+.SECONDEXPANSION:
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) tests/fuzz/fuzz_env.c $(wildcard */*.h */*/*.h) | fuzz-deps
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) tests/fuzz/fuzz_env.c
+
+fuzz-deps:
+	@tools/deps.sh fuzz
+
+# make fuzz: FUZZ_SECONDS of random fuzzing per target (make -j2 runs two at
+# once; make fuzz-NAME one), starting from the seeds in tests/fuzz/corpus/NAME.
+# New inputs go to build/fuzz/new-corpus/NAME, crashes to build/fuzz/crashes/.
+fuzz: $(addprefix fuzz-,$(FUZZ_TARGETS))
+fuzz-%: $(B)/fuzz/fuzz_%
+	@mkdir -p $(B)/fuzz/new-corpus/$* $(B)/fuzz/crashes
+	$< -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+		-artifact_prefix=$(B)/fuzz/crashes/$*- $(B)/fuzz/new-corpus/$* tests/fuzz/corpus/$*
+
+fuzz-targets:
+	@echo $(FUZZ_TARGETS)
 
 clean:
 	rm -rf $(B)

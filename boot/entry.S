@@ -4,15 +4,14 @@
  * 4 GiB with 2 MiB pages, enter long mode and call kmain(magic, info);
  * boot/paging.c then replaces these tables with the final ones. */
 
+#include "arch/x86/msr.h"
+
 #define MB2_HEADER_MAGIC 0xe85250d6
 #define MB2_ARCH_I386 0
 #define CR0_PE (1 << 0)
 #define CR0_WP (1 << 16)
 #define CR0_PG (1 << 31)
 #define CR4_PAE (1 << 5)
-#define MSR_EFER 0xc0000080
-#define EFER_LME (1 << 8)
-#define EFER_NXE (1 << 11)
 #define PTE_P 0x1
 #define PTE_RW 0x2
 #define PTE_PS 0x80

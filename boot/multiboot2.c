@@ -323,7 +323,9 @@ bool mb2_parse(const void *info, size_t avail, struct boot_info *out, char *err,
 			seen = &have_cmdline;
 			if (*seen)
 				break;
-			if (!copy_string(out->cmdline, sizeof(out->cmdline), tag + TAG_HDR, size - TAG_HDR))
+			out->cmdline_cut = !copy_string(out->cmdline, sizeof(out->cmdline), tag + TAG_HDR,
+							size - TAG_HDR);
+			if (out->cmdline_cut)
 				warn(out, "command line unterminated or longer than %d bytes; cut",
 				     BOOT_CMDLINE_MAX - 1);
 			break;

@@ -19,8 +19,8 @@ enum mem_type {
 };
 
 #define BOOT_MAX_MMAP 128
-#define BOOT_MAX_MODULES 16
-#define BOOT_CMDLINE_MAX 1024
+#define BOOT_MAX_MODULES 64
+#define BOOT_CMDLINE_MAX 4096
 #define BOOT_MSG_MAX 8
 
 struct boot_mmap_entry {
@@ -35,6 +35,7 @@ struct boot_module {
 
 struct boot_info {
 	char cmdline[BOOT_CMDLINE_MAX];
+	bool cmdline_cut; /* longer than cmdline holds: what is there is not all */
 	struct boot_mmap_entry mmap[BOOT_MAX_MMAP];
 	size_t n_mmap;
 	bool mmap_from_efi; /* from the EFI memory map tag, not the BIOS map tag */

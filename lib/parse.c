@@ -53,6 +53,41 @@ bool parse_u64(const char *s, uint64_t *out)
 	return true;
 }
 
+bool parse_u64_in(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, &v) || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	uint64_t v;
+
+	if (!parse_size(s, &v) || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool name_valid(const char *s)
+{
+	size_t n = strnlen(s, NAME_LEN_MAX + 1);
+
+	if (n == 0 || n > NAME_LEN_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
 bool parse_size(const char *s, uint64_t *out)
 {
 	const char *p;

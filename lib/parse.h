@@ -10,6 +10,16 @@
 
 bool parse_u64(const char *s, uint64_t *out);
 bool parse_size(const char *s, uint64_t *out);
+/* The same, also rejecting values outside [min, max]: every console argument
+ * with a range goes through these, so no caller multiplies an unchecked value. */
+bool parse_u64_in(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+bool parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* Names of VMs, clones and images: 1 to NAME_LEN_MAX characters of
+ * A-Z a-z 0-9 _ -, checked the same way everywhere and never cut. */
+#define NAME_LEN_MAX 15
+#define NAME_RULE "1-15 characters of A-Z a-z 0-9 _ -"
+bool name_valid(const char *s);
 
 /* Split line in place into words separated by blanks (space, tab, CR, LF).
  * Returns the word count, or -1 when there are more than max words. */

@@ -4,17 +4,18 @@
 #include "svm/svm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "mm/spte.h"
 #include "svm/npt.h"
+#include "svm/saved_state.h"
 #include "svm/vmcb.h"
 #include "virt/vm.h"
 
 #define IOPM_ORDER 2  /* 12 KiB used */
 #define MSRPM_ORDER 1 /* 8 KiB */
-#define PAT_DEFAULT 0x0007040600070406ull
 
 struct svm_vcpu {
 	struct vmcb *vmcb;
@@ -120,11 +121,12 @@ static int svm_vcpu_create(struct vcpu *v)
 	sv->vmcb = pa_to_va(sv->vmcb_pa);
 	c = &sv->vmcb->control;
 	c->intercept_misc1 = INTERCEPT_INTR | INTERCEPT_NMI | INTERCEPT_SMI | INTERCEPT_INIT |
-			     INTERCEPT_CPUID | INTERCEPT_HLT | INTERCEPT_INVLPGA |
-			     INTERCEPT_IOIO | INTERCEPT_MSR | INTERCEPT_SHUTDOWN;
+			     INTERCEPT_RDPMC | INTERCEPT_CPUID | INTERCEPT_INVD | INTERCEPT_HLT |
+			     INTERCEPT_INVLPGA | INTERCEPT_IOIO | INTERCEPT_MSR | INTERCEPT_SHUTDOWN;
 	c->intercept_misc2 = INTERCEPT_VMRUN | INTERCEPT_VMMCALL | INTERCEPT_VMLOAD |
 			     INTERCEPT_VMSAVE | INTERCEPT_STGI | INTERCEPT_CLGI |
-			     INTERCEPT_SKINIT | INTERCEPT_XSETBV;
+			     INTERCEPT_SKINIT | INTERCEPT_MONITOR | INTERCEPT_MWAIT |
+			     INTERCEPT_MWAIT_CONDITIONAL | INTERCEPT_XSETBV;
 	c->iopm_base_pa = iopm_pa;
 	c->msrpm_base_pa = msrpm_pa;
 	/* The guest's IF masks only virtual interrupts; physical ones exit. */
@@ -226,6 +228,32 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 		if (!e->insn_len)
 			e->insn_len = 3;
 		break;
+	case SVM_EXIT_INVD:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_INVD;
+		if (!e->insn_len)
+			e->insn_len = 2;
+		break;
+	case SVM_EXIT_RDPMC:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_RDPMC;
+		break;
+	case SVM_EXIT_MONITOR:
+	case SVM_EXIT_MWAIT:
+	case SVM_EXIT_MWAIT_CONDITIONAL:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_MONITOR_MWAIT;
+		break;
+	case SVM_EXIT_VMRUN:
+	case SVM_EXIT_VMLOAD:
+	case SVM_EXIT_VMSAVE:
+	case SVM_EXIT_STGI:
+	case SVM_EXIT_CLGI:
+	case SVM_EXIT_SKINIT:
+	case SVM_EXIT_INVLPGA:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_VIRT;
+		break;
 	case SVM_EXIT_INTR:
 	case SVM_EXIT_NMI:
 	case SVM_EXIT_SMI:
@@ -272,21 +300,21 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	decode_exit(v, vmcb, e);
 }
 
-/* MSRs whose guest values live in the VMCB. */
+/* MSRs whose guest values live in the VMCB (EFER aside). */
 static uint64_t *vmcb_msr(struct vmcb_save *s, uint32_t msr)
 {
 	switch (msr) {
-	case 0xc0000081: return &s->star;
-	case 0xc0000082: return &s->lstar;
-	case 0xc0000083: return &s->cstar;
-	case 0xc0000084: return &s->sfmask;
-	case 0xc0000100: return &s->fs.base;
-	case 0xc0000101: return &s->gs.base;
-	case 0xc0000102: return &s->kernel_gs_base;
-	case 0x174: return &s->sysenter_cs;
-	case 0x175: return &s->sysenter_esp;
-	case 0x176: return &s->sysenter_eip;
-	case 0x277: return &s->g_pat;
+	case MSR_STAR: return &s->star;
+	case MSR_LSTAR: return &s->lstar;
+	case MSR_CSTAR: return &s->cstar;
+	case MSR_SFMASK: return &s->sfmask;
+	case MSR_FS_BASE: return &s->fs.base;
+	case MSR_GS_BASE: return &s->gs.base;
+	case MSR_KERNEL_GS_BASE: return &s->kernel_gs_base;
+	case MSR_SYSENTER_CS: return &s->sysenter_cs;
+	case MSR_SYSENTER_ESP: return &s->sysenter_esp;
+	case MSR_SYSENTER_EIP: return &s->sysenter_eip;
+	case MSR_PAT: return &s->g_pat;
 	default: return NULL;
 	}
 }
@@ -312,12 +340,9 @@ static bool svm_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	uint64_t *field;
 
 	if (msr == MSR_EFER) {
-		/* SCE, LME, NXE are the guest's; LMA follows CR0.PG in hardware;
-		 * SVME stays set underneath and is never shown. */
-		uint64_t allowed = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
-		if (val & ~allowed)
-			return false;
-		s->efer = (val & allowed) | EFER_SVME;
+		/* The policy kept LMA as it was; SVME stays set underneath, as
+		 * VMRUN requires, and is never shown. */
+		s->efer = val | EFER_SVME;
 		return true;
 	}
 	if (!(field = vmcb_msr(s, msr)))
@@ -326,12 +351,25 @@ static bool svm_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	return true;
 }
 
-static void svm_inject_gp(struct vcpu *v)
+static void svm_inject_exception(struct vcpu *v, unsigned vector)
 {
 	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
+	uint64_t inject = vector | EVENT_INJECT_EXCEPTION | EVENT_INJECT_VALID;
 
-	vmcb->control.event_inject = 13 | EVENT_INJECT_EXCEPTION | EVENT_INJECT_ERROR_VALID |
-				     EVENT_INJECT_VALID;
+	/* Real mode pushes no error code (as vmx_inject_exception, and KVM). */
+	if ((vmcb->save.cr0 & CR0_PE) && x86_vector_has_error_code(vector))
+		inject |= EVENT_INJECT_ERROR_VALID; /* error code 0 */
+	vmcb->control.event_inject = inject;
+}
+
+static unsigned svm_guest_cpl(struct vcpu *v)
+{
+	return ((struct svm_vcpu *)v->arch)->vmcb->save.cpl;
+}
+
+static uint64_t svm_guest_cr0(struct vcpu *v)
+{
+	return ((struct svm_vcpu *)v->arch)->vmcb->save.cr0;
 }
 
 static uint64_t svm_guest_cr4(struct vcpu *v)
@@ -370,6 +408,25 @@ static size_t svm_state_save(struct vcpu *v, void *buf)
 	return sizeof(struct vmcb_save);
 }
 
+static bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
+			    size_t errlen)
+{
+	const struct svm_state_limits lim = {
+		.phys_bits = cpuinfo.phys_bits,
+		.cr4_allowed = cpuinfo.cr4_allowed,
+		.efer_allowed = EFER_SCE | EFER_LME | EFER_LMA | (cpuinfo.nx ? EFER_NXE : 0),
+		.va_bits = cpuinfo.va_bits,
+	};
+	struct vmcb_save save;
+
+	if (len != sizeof(save)) {
+		ksnprintf(err, errlen, "SVM state of %zu bytes, not %zu", len, sizeof(save));
+		return false;
+	}
+	memcpy(&save, buf, sizeof(save));
+	return svm_saved_state_check(&save, regs, &lim, err, errlen);
+}
+
 static bool svm_state_load(struct vcpu *v, const void *buf, size_t len)
 {
 	struct svm_vcpu *sv = v->arch;
@@ -393,10 +450,13 @@ const struct virt_backend svm_backend = {
 	.run = svm_run,
 	.msr_read = svm_msr_read,
 	.msr_write = svm_msr_write,
-	.inject_gp = svm_inject_gp,
+	.inject_exception = svm_inject_exception,
+	.guest_cpl = svm_guest_cpl,
+	.guest_cr0 = svm_guest_cr0,
 	.guest_cr4 = svm_guest_cr4,
 	.flush_tlb = svm_flush_tlb,
 	.dump = svm_dump,
 	.state_save = svm_state_save,
 	.state_load = svm_state_load,
+	.state_check = svm_state_check,
 };

@@ -97,7 +97,9 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define INTERCEPT_NMI (1u << 1)
 #define INTERCEPT_SMI (1u << 2)
 #define INTERCEPT_INIT (1u << 3)
+#define INTERCEPT_RDPMC (1u << 15)
 #define INTERCEPT_CPUID (1u << 18)
+#define INTERCEPT_INVD (1u << 22)
 #define INTERCEPT_HLT (1u << 24)
 #define INTERCEPT_INVLPGA (1u << 26)
 #define INTERCEPT_IOIO (1u << 27)
@@ -111,6 +113,9 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define INTERCEPT_STGI (1u << 4)
 #define INTERCEPT_CLGI (1u << 5)
 #define INTERCEPT_SKINIT (1u << 6)
+#define INTERCEPT_MONITOR (1u << 10)
+#define INTERCEPT_MWAIT (1u << 11)
+#define INTERCEPT_MWAIT_CONDITIONAL (1u << 12)
 #define INTERCEPT_XSETBV (1u << 13)
 
 #define INT_CTL_V_INTR_MASKING (1ull << 24)
@@ -125,7 +130,9 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define SVM_EXIT_NMI 0x061
 #define SVM_EXIT_SMI 0x062
 #define SVM_EXIT_INIT 0x063
+#define SVM_EXIT_RDPMC 0x06f
 #define SVM_EXIT_CPUID 0x072
+#define SVM_EXIT_INVD 0x076
 #define SVM_EXIT_HLT 0x078
 #define SVM_EXIT_INVLPGA 0x07a
 #define SVM_EXIT_IOIO 0x07b
@@ -138,6 +145,9 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define SVM_EXIT_STGI 0x084
 #define SVM_EXIT_CLGI 0x085
 #define SVM_EXIT_SKINIT 0x086
+#define SVM_EXIT_MONITOR 0x08a
+#define SVM_EXIT_MWAIT 0x08b
+#define SVM_EXIT_MWAIT_CONDITIONAL 0x08c
 #define SVM_EXIT_XSETBV 0x08d
 #define SVM_EXIT_NPF 0x400
 /* QEMU reports VMEXIT_INVALID as 0x00000000ffffffff, hardware as all ones. */

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """sprig's test command: host unit tests (ASan+UBSan, then the concurrency
-tests under TSan), a smoke run of the benchmarks, then the end-to-end boots
-under QEMU (SeaBIOS, OVMF) and Bochs. Prints one line per check and closes
-with 'N passed, N failed'.
+tests under TSan), a smoke run of the benchmarks, short runs of the fuzz
+targets (clang libFuzzer), then the end-to-end boots under QEMU (SeaBIOS, OVMF)
+and Bochs. Prints one line per check and closes with 'N passed, N failed'.
 
-  tests/run.py [SUITE...]   suites: unit tsan bench e2e (default: all)
+  tests/run.py [SUITE...]   suites: unit tsan bench fuzz e2e (default: all)
 """
 import os
 import re
@@ -68,8 +68,84 @@ def suite_bench(res):
     print("# bench: %.1f s" % (time.time() - t), flush=True)
 
 
+def fuzz_targets():
+    """FUZZ_TARGETS from the Makefile, and the make environment to build them:
+    a make above us (make test) must not hand its jobserver down through run.py."""
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    p = subprocess.run(["make", "-s", "--no-print-directory", "fuzz-targets"], cwd=ROOT, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return p.stdout.split() if p.returncode == 0 else [], env
+
+
+def fuzz_inputs(d):
+    if not os.path.isdir(d):
+        return []
+    return sorted(os.path.join(d, f) for f in os.listdir(d)
+                  if not f.startswith(".") and os.path.isfile(os.path.join(d, f)))
+
+
+def suite_fuzz(res):
+    """Each fuzz target (tests/fuzz/README.md): built; its seed corpus and past
+    crashes replayed (NAME-replay); then 20000 deterministic runs mutating them,
+    in a temporary copy so that the repository is not written (NAME-run)."""
+    import concurrent.futures
+    import shutil
+    import tempfile
+    t = time.time()
+    targets, env = fuzz_targets()
+    if not targets:
+        res.check("fuzz/targets", False, "make fuzz-targets listed none")
+        return
+    bins = {n: os.path.join("build", "fuzz", "fuzz_" + n) for n in targets}
+
+    def build(name):
+        return subprocess.run(["make", "--no-print-directory", bins[name]], cwd=ROOT, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # Packages first (tools/deps.sh fuzz), then the targets side by side.
+    subprocess.run(["make", "-s", "--no-print-directory", "fuzz-deps"], cwd=ROOT, env=env)
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        builds = dict(zip(targets, pool.map(build, targets)))
+    for b in builds.values():
+        for line in b.stdout.splitlines():
+            if "warning:" in line or "error:" in line:
+                print("  " + line)
+    print("# fuzz build: %.1f s" % (time.time() - t), flush=True)
+    crash_dir = os.path.join(ROOT, "build", "fuzz", "crashes")
+    os.makedirs(crash_dir, exist_ok=True)
+    for name in targets:
+        t = time.time()
+        binary = os.path.join(ROOT, bins[name])
+        corpus = fuzz_inputs(os.path.join(ROOT, "tests", "fuzz", "corpus", name))
+        crashes = fuzz_inputs(os.path.join(ROOT, "tests", "fuzz", "crashes", name))
+        if builds[name].returncode != 0:
+            detail = "build failed; tail:\n" + builds[name].stdout[-3000:]
+            res.check("fuzz/%s-replay" % name, False, detail)
+            res.check("fuzz/%s-run" % name, False, detail)
+            continue
+        r = subprocess.run([binary, "-timeout=30"] + corpus + crashes, cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           errors="replace")
+        executed = len(re.findall(r"^Executed ", r.stdout, re.M))
+        res.check("fuzz/%s-replay" % name,
+                  r.returncode == 0 and bool(corpus) and executed == len(corpus) + len(crashes),
+                  "exit %d, %d of %d inputs run (%d seeds, %d past crashes); tail:\n%s"
+                  % (r.returncode, executed, len(corpus) + len(crashes), len(corpus),
+                     len(crashes), r.stdout[-3000:]))
+        with tempfile.TemporaryDirectory(prefix="sprig-fuzz-") as tmp:
+            for f in corpus + crashes:
+                shutil.copy(f, tmp)
+            r = subprocess.run([binary, "-seed=1", "-runs=20000", "-merge=0", "-timeout=30",
+                                "-artifact_prefix=%s/%s-" % (crash_dir, name), tmp], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               errors="replace")
+        res.check("fuzz/%s-run" % name, r.returncode == 0 and "Done 20000 runs" in r.stdout,
+                  "exit %d (a crash's input is saved in build/fuzz/crashes/); tail:\n%s"
+                  % (r.returncode, r.stdout[-3000:]))
+        print("# fuzz %s: %.1f s" % (name, time.time() - t), flush=True)
+
+
 E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap", "e2e_split",
-               "e2e_rmap", "e2e_rmap_bench"]
+               "e2e_rmap", "e2e_rmap_bench", "e2e_hostile", "e2e_input"]
 
 
 def suite_e2e(res):
@@ -85,7 +161,8 @@ def suite_e2e(res):
             print("# e2e %s: %.1f s" % (name, time.time() - t), flush=True)
 
 
-SUITES = {"unit": suite_unit, "tsan": suite_tsan, "bench": suite_bench, "e2e": suite_e2e}
+SUITES = {"unit": suite_unit, "tsan": suite_tsan, "bench": suite_bench, "fuzz": suite_fuzz,
+          "e2e": suite_e2e}
 
 
 def main():

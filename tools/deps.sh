@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh build|test: install the Debian packages sprig needs when they are
+# deps.sh build|test|fuzz: install the Debian packages sprig needs when they are
 # missing (as root, with apt-get), so that README's commands work on a fresh
 # Debian 12 machine.
 set -eu
@@ -20,6 +20,14 @@ want_cmd xorriso xorriso
 want_cmd mtools mformat
 want_cmd qemu-system-x86 qemu-system-x86_64
 want ovmf /usr/share/OVMF/OVMF_CODE_4M.fd
+# The fuzz targets (make fuzz, and make test's fuzz suite): clang 14 with its
+# libFuzzer runtime.
+case "${1:-build}" in test | fuzz)
+	want_cmd clang clang
+	for f in /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a; do
+		want libclang-rt-14-dev "$f"
+	done ;;
+esac
 if [ "${1:-build}" = test ]; then
 	want_cmd bochs bochs
 	# bochs needs some display plugin; the terminal one is the lightest

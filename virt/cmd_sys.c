@@ -7,8 +7,10 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
+#include "virt/fpu.h"
 #include "virt/kernel.h"
 #include "virt/shell.h"
+#include "virt/state_check.h"
 
 #define NO_ARGS(cmd)                                                                   \
 	do {                                                                           \
@@ -38,6 +40,12 @@ static int cmd_cpus(int argc, char **argv)
 	cpuinfo_print(acpi_cpu_count());
 	kprintf("tsc: %llu kHz (%s)\n", (unsigned long long)tsc_khz(), tsc_source());
 	kprintf("apic: %s id %u\n", apic_mode(), apic_id());
+	/* What a snapshot image's FPU state must match (docs/snapshot.md). */
+	struct fpu_limits fpu;
+	fpu_limits(&fpu);
+	kprintf("vcpu-fpu: %s area %u bytes, xcr0 up to 0x%llx, mxcsr mask 0x%x\n",
+		fpu.xsave ? "xsave" : "fxsave", fpu.area_bytes,
+		(unsigned long long)fpu.xcr0_allowed, fpu.mxcsr_mask);
 	return 0;
 }
 SHELL_COMMAND(cpus, "cpus", cmd_cpus, "", "CPU vendor, SVM/VMX, NPT/EPT capabilities, CPU count");

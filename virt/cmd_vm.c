@@ -6,31 +6,18 @@
 #include "virt/kernel.h"
 #include "virt/shell.h"
 #include "virt/snapshot.h"
+#include "virt/state_check.h"
 #include "virt/vm.h"
 
 #define DEFAULT_MEM (128ull << 20)
 #define MAX_MEM (3ull << 30) /* below the 32-bit MMIO hole, as multiboot's mem_upper can say */
 #define MIN_MEM (2ull << 20)
+#define ALIAS_GPA_LIMIT (1ull << 40) /* aliases lie below 1 TiB of guest-physical space */
 
 static const char *const vm_state_names[] = {
 	[VM_READY] = "ready", [VM_RUNNING] = "running", [VM_PAUSED] = "paused",
 	[VM_EXITED] = "exited", [VM_FAILED] = "stopped",
 };
-
-static bool valid_vm_name(const char *s)
-{
-	size_t n = strnlen(s, VM_NAME_MAX);
-
-	if (n == 0 || n >= VM_NAME_MAX)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
 
 static struct vm *vm_arg(const char *cmd, int argc, char **argv)
 {
@@ -50,7 +37,7 @@ static bool parse_chunk(const char *val, uint32_t *pages)
 {
 	uint64_t chunk;
 
-	if (!parse_size(val, &chunk) || chunk < 4096 || chunk > (2u << 20) || (chunk & (chunk - 1)))
+	if (!parse_size_in(val, 4096, 2u << 20, &chunk) || (chunk & (chunk - 1)))
 		return false;
 	*pages = (uint32_t)(chunk >> 12);
 	return true;
@@ -68,8 +55,9 @@ static bool parse_alias(const char *val, struct vm_alias *al)
 		return false;
 	*size++ = 0;
 	*target++ = 0;
-	return parse_size(buf, &al->gpa) && parse_size(size, &al->size) &&
-	       parse_size(target, &al->target_gpa);
+	return parse_size_in(buf, 0, ALIAS_GPA_LIMIT, &al->gpa) &&
+	       parse_size_in(size, 1, ALIAS_GPA_LIMIT - al->gpa, &al->size) &&
+	       parse_size_in(target, 0, ALIAS_GPA_LIMIT, &al->target_gpa);
 }
 
 /* Join argv[from..argc) with spaces after `prefix`; false if too long. */
@@ -132,9 +120,8 @@ static int vm_create_cmd(int argc, char **argv)
 	if (argc < 4)
 		return shell_usage_error("vm", "create needs a NAME and a MODULE or restore=IMAGE");
 	a.name = argv[2];
-	if (!valid_vm_name(a.name))
-		return shell_usage_error("vm", "bad VM name '%s' (1-%d of A-Z a-z 0-9 _ -)", a.name,
-					 VM_NAME_MAX - 1);
+	if (!name_valid(a.name))
+		return shell_usage_error("vm", "bad VM name '%s' (%s)", a.name, NAME_RULE);
 	if (strncmp(argv[3], "restore=", 8) == 0)
 		return vm_restore_cmd(argc, argv);
 	if (!(mod = boot_module_find(argv[3]))) {
@@ -149,8 +136,7 @@ static int vm_create_cmd(int argc, char **argv)
 			return shell_usage_error("vm", "unexpected argument '%s'", argv[i]);
 		val++;
 		if (strncmp(argv[i], "mem=", 4) == 0) {
-			if (!parse_size(val, &a.mem_bytes) || a.mem_bytes < MIN_MEM ||
-			    a.mem_bytes > MAX_MEM || (a.mem_bytes & 0xfff))
+			if (!parse_size_in(val, MIN_MEM, MAX_MEM, &a.mem_bytes) || (a.mem_bytes & 0xfff))
 				return shell_usage_error("vm", "bad mem '%s' (2M to 3G, whole pages)", val);
 		} else if (strncmp(argv[i], "backing=", 8) == 0) {
 			if (strcmp(val, "eager") == 0)
@@ -211,9 +197,9 @@ static int vm_snapshot_cmd(int argc, char **argv)
 
 	if (!vm)
 		return 1;
-	if (argc != 4 || !valid_vm_name(argv[3]))
-		return shell_usage_error("vm", "snapshot needs a VM and an image name (1-%d of "
-					 "A-Z a-z 0-9 _ -)", SNAPSHOT_NAME_MAX - 1);
+	if (argc != 4)
+		return shell_usage_error("vm", "snapshot needs a VM and an image name (%s)",
+					 NAME_RULE);
 	if (!(img = snapshot_take(vm, argv[3], err, sizeof(err)))) {
 		kprintf("vm: cannot snapshot '%s': %s\n", vm->name, err);
 		return 1;
@@ -267,8 +253,8 @@ static int vm_run_cmd(int argc, char **argv)
 	if (!vm)
 		return 1;
 	for (int i = 3; i < argc; i++) {
-		if (strncmp(argv[i], "timeout=", 8) != 0 || !parse_u64(argv[i] + 8, &timeout_s) ||
-		    timeout_s == 0 || timeout_s > 86400)
+		if (strncmp(argv[i], "timeout=", 8) != 0 ||
+		    !parse_u64_in(argv[i] + 8, 1, 86400, &timeout_s))
 			return shell_usage_error("vm", "bad argument '%s' (timeout=SECONDS, 1-86400)",
 						 argv[i]);
 	}
@@ -348,6 +334,7 @@ static int vm_discard_cmd(int argc, char **argv)
 static int vm_dirty_cmd(int argc, char **argv)
 {
 	static uint64_t bits[MAX_MEM / 4096 / 64];
+	_Static_assert(SNAPSHOT_MEM_MAX <= MAX_MEM, "a restored VM's dirty log fits");
 	struct vm *vm = vm_arg("vm", argc, argv);
 	int64_t n;
 
@@ -427,6 +414,7 @@ static void print_vm_stats(struct vm *vm)
 		kprintf("  io_port_0x%-15x %llu\n", vm->stats.io_ports[i].port,
 			(unsigned long long)vm->stats.io_ports[i].count);
 	kprintf("  %-26s %llu\n", "msr_unknown", (unsigned long long)vm->stats.msr_unknown);
+	kprintf("  %-26s %llu\n", "msr_refused", (unsigned long long)vm->stats.msr_refused);
 	mmu_stats_print(&vm->mmu);
 }
 

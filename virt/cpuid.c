@@ -2,10 +2,12 @@
  * virtualization extensions and the local APIC hidden (no virtual APIC yet),
  * XSAVE limited to the state sprig switches, and sprig's own leaf. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/regs.h"
 #include "lib/string.h"
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 
+#define CPUID1_ECX_MONITOR (1u << 3)
 #define CPUID1_ECX_VMX (1u << 5)
 #define CPUID1_ECX_TSC_DEADLINE (1u << 24)
 #define CPUID1_ECX_X2APIC (1u << 21)
@@ -13,8 +15,9 @@
 #define CPUID1_ECX_OSXSAVE (1u << 27)
 #define CPUID1_ECX_HYPERVISOR (1u << 31)
 #define CPUID1_EDX_APIC (1u << 9)
-#define CR4_OSXSAVE (1ull << 18)
 #define CPUID80000001_ECX_SVM (1u << 2)
+#define CPUID80000001_ECX_PERFCTR_CORE (1u << 23)
+#define CPUID_LEAF_PMU 0xa
 #define CPUID7_EDX_ARCH_CAPS (1u << 29)
 
 bool emulate_cpuid(struct vcpu *v)
@@ -37,8 +40,9 @@ bool emulate_cpuid(struct vcpu *v)
 
 	switch (leaf) {
 	case 1:
-		r.ecx &= ~(CPUID1_ECX_VMX | CPUID1_ECX_X2APIC | CPUID1_ECX_TSC_DEADLINE |
-			   CPUID1_ECX_OSXSAVE);
+		/* MONITOR/MWAIT and the VM extensions raise #UD (virt/vm.c). */
+		r.ecx &= ~(CPUID1_ECX_MONITOR | CPUID1_ECX_VMX | CPUID1_ECX_X2APIC |
+			   CPUID1_ECX_TSC_DEADLINE | CPUID1_ECX_OSXSAVE);
 		if (!fpu_has_xsave())
 			r.ecx &= ~CPUID1_ECX_XSAVE;
 		r.ecx |= CPUID1_ECX_HYPERVISOR;
@@ -75,9 +79,10 @@ bool emulate_cpuid(struct vcpu *v)
 		}
 		break;
 	case 0x80000001:
-		r.ecx &= ~CPUID80000001_ECX_SVM;
+		r.ecx &= ~(CPUID80000001_ECX_SVM | CPUID80000001_ECX_PERFCTR_CORE);
 		break;
-	case 0x8000000a:
+	case CPUID_LEAF_PMU: /* no performance counters: RDPMC raises #GP */
+	case 0x8000000a:     /* no SVM */
 		r = (struct cpuid_regs){ 0, 0, 0, 0 };
 		break;
 	}

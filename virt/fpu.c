@@ -1,30 +1,19 @@
 #include "virt/fpu.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
 #include "lib/string.h"
 #include "mm/frame.h"
+#include "virt/state_check.h"
 #include "virt/vcpu.h"
 
-#define CR0_MP (1ull << 1)
-#define CR0_EM (1ull << 2)
-#define CR0_TS (1ull << 3)
-#define CR4_OSFXSR (1ull << 9)
-#define CR4_OSXMMEXCPT (1ull << 10)
-#define CR4_OSXSAVE (1ull << 18)
-
-#define XCR0_X87 (1ull << 0)
-#define XCR0_SSE (1ull << 1)
-#define XCR0_AVX (1ull << 2)
-#define XCR0_OPMASK (1ull << 5)
-#define XCR0_ZMM_HI256 (1ull << 6)
-#define XCR0_HI16_ZMM (1ull << 7)
-#define XCR0_AVX512 (XCR0_OPMASK | XCR0_ZMM_HI256 | XCR0_HI16_ZMM)
 /* User state sprig switches; MPX, PKRU and supervisor state are not offered. */
 #define XCR0_SWITCHED (XCR0_X87 | XCR0_SSE | XCR0_AVX | XCR0_AVX512)
 
 #define FXSAVE_SIZE 512
 
 static bool use_xsave;
+static uint32_t mxcsr_mask;      /* what FXSAVE reports; 0 there means 0xffbf */
 static uint64_t host_xcr0;       /* every component guests may use: set while sprig runs */
 static struct vcpu *fpu_owner;   /* whose state is in the registers */
 
@@ -56,10 +45,23 @@ static inline void fpu_restore(const uint8_t *area)
 		__asm__ volatile("fxrstor64 (%0)" ::"r"(area) : "memory");
 }
 
+/* The MXCSR bits this CPU implements (SDM vol. 1, 11.6.6). */
+static uint32_t read_mxcsr_mask(void)
+{
+	static uint8_t area[FXSAVE_SIZE] __attribute__((aligned(16)));
+	uint32_t mask;
+
+	memset(area, 0, sizeof(area));
+	__asm__ volatile("fxsave64 %0" : "=m"(area));
+	memcpy(&mask, area + 28, sizeof(mask));
+	return mask ? mask : 0xffbf;
+}
+
 void fpu_init(void)
 {
 	write_cr0((read_cr0() | CR0_MP) & ~(CR0_EM | CR0_TS));
 	write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
+	mxcsr_mask = read_mxcsr_mask();
 	use_xsave = cpuinfo.xsave;
 	if (!use_xsave)
 		return;
@@ -74,6 +76,14 @@ void fpu_init(void)
 bool fpu_has_xsave(void)
 {
 	return use_xsave;
+}
+
+void fpu_limits(struct fpu_limits *lim)
+{
+	lim->xsave = use_xsave;
+	lim->area_bytes = fpu_vcpu_area_bytes();
+	lim->xcr0_allowed = fpu_guest_xcr0_allowed();
+	lim->mxcsr_mask = mxcsr_mask;
 }
 
 uint64_t fpu_guest_xcr0_allowed(void)
@@ -158,16 +168,8 @@ void fpu_exit(struct vcpu *v)
 
 bool fpu_guest_xsetbv(struct vcpu *v, uint32_t index, uint64_t value)
 {
-	/* SDM vol. 2, XSETBV: #GP for another XCR, x87 clear, AVX without SSE,
-	 * AVX-512 partly or without AVX, or bits the CPU (here: sprig) lacks. */
-	if (!use_xsave || index != 0 || !(value & XCR0_X87))
-		return false;
-	if (value & ~host_xcr0)
-		return false;
-	if ((value & XCR0_AVX) && !(value & XCR0_SSE))
-		return false;
-	if ((value & XCR0_AVX512) &&
-	    ((value & XCR0_AVX512) != XCR0_AVX512 || !(value & XCR0_AVX)))
+	/* SDM vol. 2, XSETBV: #GP for another XCR or an XCR0 it refuses. */
+	if (!use_xsave || index != 0 || !xcr0_valid(value, host_xcr0))
 		return false;
 	v->xcr0 = value;
 	return true;

@@ -12,6 +12,9 @@ struct vcpu;
 void fpu_init(void);
 /* The XCR0 bits a guest may set (x87 alone without XSAVE). */
 uint64_t fpu_guest_xcr0_allowed(void);
+/* What a vCPU's saved FPU state must satisfy here (state_check.h). */
+struct fpu_limits;
+void fpu_limits(struct fpu_limits *lim);
 /* Bytes of XSAVE area the components of xcr0 need (for CPUID leaf 0xD). */
 uint32_t fpu_xsave_size(uint64_t xcr0);
 bool fpu_has_xsave(void);

@@ -100,6 +100,12 @@ bool emulate_hypercall(struct vm *vm)
 	uint64_t ret;
 
 	vm->stats.hypercalls++;
+	/* As KVM: the guest's user programs may not exit it or give its
+	 * memory away; they get an error and nothing happens. */
+	if (backend->guest_cpl(&vm->vcpu) != 0) {
+		r->rax = (uint64_t)HC_EPERM;
+		return true;
+	}
 	switch (r->rax) {
 	case HC_VERSION:
 		ret = HC_ABI_VERSION;

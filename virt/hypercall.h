@@ -31,6 +31,7 @@
 
 #define HC_ABI_VERSION 0x00010000 /* major << 16 | minor */
 
+#define HC_EPERM (-1)   /* called from CPL 1-3: only the guest kernel may call */
 #define HC_EINVAL (-22) /* a bad argument (length, alignment, or range outside guest memory) */
 #define HC_ELOST (-5)   /* HC_LOST_RANGES: discards were forgotten (too many since the last call) */
 

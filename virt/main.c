@@ -80,7 +80,7 @@ static void memory_init(uint64_t info_pa)
 void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 {
 	static char err[128];
-	static char run[1024];
+	static char run[BOOT_CMDLINE_MAX];
 
 	uart_init();
 	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
@@ -120,14 +120,11 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 		(unsigned long long)(st.total_bytes >> 20), (unsigned long long)(st.free_bytes >> 20));
 
 	options_from_cmdline(boot_info.cmdline);
-	switch (cmdline_get(boot_info.cmdline, "run", run, sizeof(run))) {
-	case CMDLINE_FOUND:
-		break;
-	case CMDLINE_TOO_LONG:
+	/* A cut command line may end inside run=: none of it runs then. */
+	if (boot_info.cmdline_cut)
+		kprintf("run: the kernel command line is longer than %d bytes; run= ignored\n",
+			BOOT_CMDLINE_MAX - 1);
+	else if (cmdline_get(boot_info.cmdline, "run", run, sizeof(run)) == CMDLINE_TOO_LONG)
 		kprintf("run: the value is longer than %zu characters; ignored\n", sizeof(run) - 1);
-		/* fall through */
-	default:
-		run[0] = 0;
-	}
 	shell_main(run);
 }

@@ -1,16 +1,17 @@
-/* MSRs as the guest sees them. The backend owns those its control block holds
- * (EFER, the syscall and segment-base MSRs, PAT); here are the rest: the TSC
- * through the TSC offset, a few that guests probe, and #GP for the others. */
+/* RDMSR and WRMSR exits, for both backends: virt/msr_policy.c says which MSRs
+ * exist and which writes are valid; the backend stores and loads the values
+ * its control block holds (EFER, the syscall, sysenter and segment-base MSRs,
+ * PAT), and the rest are here: the TSC through the TSC offset, and the fixed
+ * values of a few MSRs that guests probe. Everything refused raises #GP. */
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "virt/emulate.h"
+#include "virt/msr_policy.h"
 
-#define MSR_TSC 0x10
-#define MSR_MISC_ENABLE 0x1a0
-#define MSR_MTRRCAP 0xfe
-#define MSR_MTRR_DEF_TYPE 0x2ff
-#define MSR_TSC_AUX 0xc0000103
-#define MISC_ENABLE_FAST_STRINGS 1
+/* Console lines per VM and kind; the counters in `stats` go on. */
+#define MSR_LOG_LINES 8
 
 static uint64_t edx_eax(const struct vcpu *v)
 {
@@ -20,34 +21,41 @@ static uint64_t edx_eax(const struct vcpu *v)
 static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
 {
 	v->vm->stats.msr_unknown++;
-	if (v->vm->stats.msr_unknown <= 4)
+	if (v->vm->stats.msr_unknown <= MSR_LOG_LINES)
 		kprintf("[%s] %s of unknown MSR 0x%x: #GP\n", v->vm->name,
 			write ? "write" : "read", msr);
-	backend->inject_gp(v);
+	backend->inject_exception(v, X86_VEC_GP);
+}
+
+static void msr_refused(struct vcpu *v, uint32_t msr, const char *why)
+{
+	v->vm->stats.msr_refused++;
+	if (v->vm->stats.msr_refused <= MSR_LOG_LINES)
+		kprintf("[%s] refused write of MSR 0x%x (%s): #GP\n", v->vm->name, msr, why);
+	backend->inject_exception(v, X86_VEC_GP);
 }
 
 bool emulate_rdmsr(struct vcpu *v)
 {
 	uint32_t msr = (uint32_t)v->regs.rcx;
-	uint64_t val;
+	uint64_t val = 0;
+	bool ok;
 
-	if (!backend->msr_read(v, msr, &val)) {
-		switch (msr) {
-		case MSR_TSC:
-			val = rdtsc() + (uint64_t)v->tsc_offset;
-			break;
-		case MSR_MISC_ENABLE:
-			val = MISC_ENABLE_FAST_STRINGS;
-			break;
-		case MSR_MTRRCAP:
-		case MSR_MTRR_DEF_TYPE:
-		case MSR_TSC_AUX:
-			val = 0; /* no MTRRs to program; guest memory is write-back */
-			break;
-		default:
-			msr_unknown(v, msr, false);
-			return false;
-		}
+	switch (msr_home(msr)) {
+	case MSR_HOME_BACKEND:
+		ok = backend->msr_read(v, msr, &val);
+		break;
+	case MSR_HOME_VIRT:
+		val = rdtsc() + (uint64_t)v->tsc_offset;
+		ok = msr == MSR_TSC || msr_fixed_value(msr, &val);
+		break;
+	default:
+		ok = false;
+		break;
+	}
+	if (!ok) {
+		msr_unknown(v, msr, false);
+		return false;
 	}
 	v->regs.rax = (uint32_t)val;
 	v->regs.rdx = val >> 32;
@@ -57,20 +65,36 @@ bool emulate_rdmsr(struct vcpu *v)
 bool emulate_wrmsr(struct vcpu *v)
 {
 	uint32_t msr = (uint32_t)v->regs.rcx;
-	uint64_t val = edx_eax(v);
+	uint64_t val = edx_eax(v), store;
+	enum msr_home home = msr_home(msr);
+	struct msr_guest g = {
+		.cr0 = backend->guest_cr0(v),
+		.nx = cpuinfo.nx,
+		.va_bits = cpuinfo.va_bits, /* the guest's CPUID passes LA57 through */
+	};
+	const char *why;
 
-	if (backend->msr_write(v, msr, val))
-		return true;
-	switch (msr) {
-	case MSR_TSC:
-		/* Never the host's TSC: only this guest's view moves. */
-		v->tsc_offset = (int64_t)(val - rdtsc());
-		return true;
-	case MSR_MTRR_DEF_TYPE:
-	case MSR_TSC_AUX:
-		return true;
-	default:
+	if (home == MSR_HOME_NONE) {
 		msr_unknown(v, msr, true);
 		return false;
 	}
+	if (!backend->msr_read(v, MSR_EFER, &g.efer)) {
+		msr_refused(v, msr, "the guest's EFER cannot be read");
+		return false;
+	}
+	if ((why = msr_check_write(msr, val, &g, &store))) {
+		msr_refused(v, msr, why);
+		return false;
+	}
+	if (home == MSR_HOME_BACKEND) {
+		if (!backend->msr_write(v, msr, store)) {
+			msr_refused(v, msr, "the backend cannot hold it");
+			return false;
+		}
+	} else if (msr == MSR_TSC) {
+		/* Never the host's TSC: only this guest's view moves. */
+		v->tsc_offset = (int64_t)(store - rdtsc());
+	}
+	/* The other MSR_HOME_VIRT MSRs keep their fixed values. */
+	return true;
 }

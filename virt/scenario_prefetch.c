@@ -112,8 +112,8 @@ static int prefetch_scenario(int argc, char **argv)
 	bool all_ok = true;
 
 	for (int i = 1; i < argc; i++)
-		if (strncmp(argv[i], "mib=", 4) != 0 || !parse_u64(argv[i] + 4, &mib) || !mib ||
-		    mib > GUEST_MEM / MiB - GUEST_BASE_MIB)
+		if (strncmp(argv[i], "mib=", 4) != 0 ||
+		    !parse_u64_in(argv[i] + 4, 1, GUEST_MEM / MiB - GUEST_BASE_MIB, &mib))
 			return shell_usage_error("bench", "bad argument '%s' (mib=1..%llu)", argv[i],
 						 (unsigned long long)(GUEST_MEM / MiB - GUEST_BASE_MIB));
 	if (!(img = build_image(mib)))

@@ -163,8 +163,7 @@ static int rmap_scenario(int argc, char **argv)
 	if (argc - 1 > MAX_COUNTS)
 		return shell_usage_error("bench", "rmap takes at most %d clone counts", MAX_COUNTS);
 	for (int i = 1; i < argc; i++) {
-		if (!parse_u64(argv[i], &counts[n_counts]) || !counts[n_counts] ||
-		    counts[n_counts] >= free_slots)
+		if (!free_slots || !parse_u64_in(argv[i], 1, free_slots - 1, &counts[n_counts]))
 			return shell_usage_error("bench", "bad clone count '%s' (1..%u: the VM table "
 						 "has %u free slots, one for the parent)",
 						 argv[i], free_slots ? free_slots - 1 : 0, free_slots);

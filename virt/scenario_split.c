@@ -100,13 +100,13 @@ static bool parse_args(int argc, char **argv, uint64_t *mib, uint64_t *mem, uint
 	for (int i = 1; i < argc; i++) {
 		const char *v = strchr(argv[i], '=');
 
-		if (v && strncmp(argv[i], "mib=", 4) == 0 && parse_u64(v + 1, mib) && *mib)
+		if (v && strncmp(argv[i], "mib=", 4) == 0 && parse_u64_in(v + 1, 1, MAX_MEM / MiB, mib))
 			continue;
-		if (v && strncmp(argv[i], "mem=", 4) == 0 && parse_size(v + 1, mem) &&
-		    *mem <= MAX_MEM && !(*mem & (2 * MiB - 1)))
+		if (v && strncmp(argv[i], "mem=", 4) == 0 && parse_size_in(v + 1, 2 * MiB, MAX_MEM, mem) &&
+		    !(*mem & (2 * MiB - 1)))
 			continue;
-		if (writes && v && strncmp(argv[i], "writes=", 7) == 0 && parse_u64(v + 1, writes) &&
-		    *writes >= 1 && *writes <= 100)
+		if (writes && v && strncmp(argv[i], "writes=", 7) == 0 &&
+		    parse_u64_in(v + 1, 1, 100, writes))
 			continue;
 		return false;
 	}

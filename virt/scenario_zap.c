@@ -25,6 +25,8 @@
 #define GUEST_MEM (64 * MiB)
 #define DATA_GPA (4 * MiB) /* the guest's GUEST_PLAYGROUND */
 #define DATA_MIB 32
+#define MAX_EVERY 1000000
+#define MAX_TOUCHES 1000000
 #define DEFAULT_EVERY 16
 #define DEFAULT_TOUCHES 20000
 #define RUN_TIMEOUT_MS (600 * 1000)
@@ -157,14 +159,15 @@ static int zap_scenario(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "discard") == 0)
 			z.discard = true;
-		else if (strncmp(argv[i], "every=", 6) == 0 && parse_u64(argv[i] + 6, &z.every) &&
-			 z.every > 0)
+		else if (strncmp(argv[i], "every=", 6) == 0 &&
+			 parse_u64_in(argv[i] + 6, 1, MAX_EVERY, &z.every))
 			continue;
 		else if (strncmp(argv[i], "touches=", 8) == 0 &&
-			 parse_u64(argv[i] + 8, &touches) && touches > 0)
+			 parse_u64_in(argv[i] + 8, 1, MAX_TOUCHES, &touches))
 			continue;
 		else
-			return shell_usage_error("bench", "bad argument '%s'", argv[i]);
+			return shell_usage_error("bench", "bad argument '%s' (every=1..%u, touches=1..%u)",
+						 argv[i], MAX_EVERY, MAX_TOUCHES);
 	}
 	if (!(mod = boot_module_find("churn"))) {
 		kprintf("bench zap: no module 'churn' (the ISO carries it)\n");

@@ -7,11 +7,14 @@
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "virt/console_line.h"
 #include <stdarg.h>
 
-#define LINE_MAX 256
 #define ARGS_MAX 32
+#define RUN_COMMANDS_MAX 128
 #define PROMPT "sprig> "
+/* Keys typed while a guest runs wait for the next prompt, this many at most. */
+#define KEYS_MAX 4096
 
 extern const struct shell_command __start_shell_cmds[], __stop_shell_cmds[];
 
@@ -39,11 +42,13 @@ int shell_usage_error(const char *cmd, const char *fmt, ...)
 
 void shell_execute(const char *line)
 {
-	char buf[LINE_MAX];
+	static char buf[CONSOLE_LINE_MAX + 1];
 	char *argv[ARGS_MAX];
-	size_t n = strnlen(line, LINE_MAX);
-	if (n == LINE_MAX) {
-		kprintf("error: command line longer than %d characters\n", LINE_MAX - 1);
+	char err[128];
+	size_t n = strnlen(line, CONSOLE_LINE_MAX + 1);
+
+	if (!line_check(line, n, err, sizeof(err))) {
+		kprintf("%s\n", err);
 		return;
 	}
 	memcpy(buf, line, n + 1);
@@ -76,12 +81,55 @@ static int cmd_help(int argc, char **argv)
 }
 SHELL_COMMAND(help, "help", cmd_help, "", "list the commands");
 
-/* Read one line with echo and editing; returns its length. */
-static size_t read_line(char *line)
+static struct {
+	uint8_t key[KEYS_MAX];
+	size_t head, count;
+	uint64_t dropped;
+} typed;
+
+bool console_poll(void)
 {
-	size_t len = 0;
+	bool interrupt = false;
+	int c;
+
+	/* Bounded: a UART that always reads "data ready" must not hold the run. */
+	for (unsigned n = 0; n < KEYS_MAX && (c = uart_getc()) >= 0; n++) {
+		if (c == KEY_CTRL_C)
+			interrupt = true;
+		else if (typed.count == KEYS_MAX)
+			typed.dropped++;
+		else
+			typed.key[(typed.head + typed.count++) % KEYS_MAX] = (uint8_t)c;
+	}
+	return interrupt;
+}
+
+/* The next key: one typed while a guest ran, else one from the UART. */
+static int console_getc(void)
+{
+	int c;
+
+	if (!typed.count)
+		return uart_getc();
+	c = typed.key[typed.head];
+	typed.head = (typed.head + 1) % KEYS_MAX;
+	typed.count--;
+	return c;
+}
+
+static void echo(const char *s, size_t len)
+{
+	console_write(s, len);
+}
+
+/* Read one line with echo and editing; false if it was refused or cancelled. */
+static bool read_line(struct line_editor *ed)
+{
+	char err[128];
+
+	line_reset(ed);
 	for (;;) {
-		int c = uart_getc();
+		int c = console_getc();
 		if (c < 0) {
 			/* Sleep until the next timer tick rather than spin. */
 			if (read_rflags() & (1u << 9))
@@ -90,57 +138,41 @@ static size_t read_line(char *line)
 				cpu_relax();
 			continue;
 		}
-		if (c == '\r' || c == '\n') {
-			kprintf("\n");
-			line[len] = 0;
-			return len;
-		}
-		if (c == 0x08 || c == 0x7f) {
-			if (len) {
-				len--;
-				kprintf("\b \b");
-			}
-		} else if (c == 0x15) { /* Ctrl-U: erase the line */
-			while (len) {
-				len--;
-				kprintf("\b \b");
-			}
-		} else if (c == 0x03) { /* Ctrl-C: abandon the line */
-			kprintf("^C\n");
-			len = 0;
-			line[0] = 0;
-			return 0;
-		} else if (c >= 0x20 && c < 0x7f && len < LINE_MAX - 1) {
-			line[len++] = (char)c;
-			char echo = (char)c;
-			console_write(&echo, 1);
+		switch (line_feed(ed, (uint8_t)c, echo)) {
+		case LINE_MORE:
+			continue;
+		case LINE_CANCELLED:
+			return false;
+		case LINE_DONE:
+			if (line_accept(ed, err, sizeof(err)))
+				return true;
+			kprintf("%s\n", err);
+			return false;
 		}
 	}
 }
 
-void shell_main(const char *run_commands)
+void shell_main(char *run_commands)
 {
-	static char run_buf[1024];
-	static char line[LINE_MAX];
-	char *cmds[64];
+	static struct line_editor ed;
+	char *cmds[RUN_COMMANDS_MAX];
 
 	if (run_commands && run_commands[0]) {
-		size_t len = strnlen(run_commands, sizeof(run_buf));
-		int n = -1;
-		if (len < sizeof(run_buf)) {
-			memcpy(run_buf, run_commands, len + 1);
-			n = split_commands(run_buf, cmds, 64);
-		}
+		int n = split_commands(run_commands, cmds, RUN_COMMANDS_MAX);
 		if (n < 0)
-			kprintf("run: too long or more than 64 commands; none run\n");
+			kprintf("run: more than %d commands; none run\n", RUN_COMMANDS_MAX);
 		for (int i = 0; i < n; i++) {
 			kprintf(PROMPT "%s\n", cmds[i]);
 			shell_execute(cmds[i]);
 		}
 	}
 	for (;;) {
+		if (typed.dropped) {
+			kprintf("console: %llu keys dropped\n", (unsigned long long)typed.dropped);
+			typed.dropped = 0;
+		}
 		kprintf(PROMPT);
-		read_line(line);
-		shell_execute(line);
+		if (read_line(&ed))
+			shell_execute(ed.line);
 	}
 }

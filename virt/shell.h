@@ -2,6 +2,7 @@
  * the shell collects them from a linker section, so adding a command touches
  * only the file that implements it. */
 #pragma once
+#include <stdbool.h>
 
 struct shell_command {
 	const char *name;
@@ -16,9 +17,13 @@ struct shell_command {
 			name_, fn_, usage_, help_                                      \
 		}
 
+/* While a guest runs: take what the console has received. Ctrl-C returns
+ * true; other keys wait for the next prompt (console: N keys dropped when
+ * more than 4 KiB arrive). */
+bool console_poll(void);
 /* Execute one command line as if typed. */
 void shell_execute(const char *line);
 /* Run the commands of the kernel command line's run= option, then the prompt. */
-void __attribute__((noreturn)) shell_main(const char *run_commands);
+void __attribute__((noreturn)) shell_main(char *run_commands);
 /* For commands: report a bad argument on one line; returns the error status. */
 int shell_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -1,8 +1,10 @@
 /* Snapshot images (snapshot.h, docs/snapshot.md). */
 #include "virt/snapshot.h"
+#include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "virt/kernel.h"
+#include "virt/state_check.h"
 
 static struct snapshot_image images[SNAPSHOT_MAX];
 static bool image_used[SNAPSHOT_MAX];
@@ -21,7 +23,7 @@ static struct snapshot_image *image_slot(const char *name, char *err, size_t err
 	for (int i = 0; i < SNAPSHOT_MAX; i++) {
 		if (!image_used[i]) {
 			memset(&images[i], 0, sizeof(images[i]));
-			memcpy(images[i].name, name, strnlen(name, SNAPSHOT_NAME_MAX - 1));
+			memcpy(images[i].name, name, strlen(name) + 1);
 			image_used[i] = true;
 			return &images[i];
 		}
@@ -47,6 +49,10 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
 		ksnprintf(err, errlen, "'%s' is not paused (run it to an HC_SNAPSHOT_POINT, or "
 			  "with timeout=)", vm->name);
+		return NULL;
+	}
+	if (!name_valid(name)) {
+		ksnprintf(err, errlen, "bad image name '%s' (%s)", name, NAME_RULE);
 		return NULL;
 	}
 	if (find_taken(name)) {
@@ -79,30 +85,28 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 	return img;
 }
 
-/* Check a module's header and register it as an image. */
+/* Check a module as an image, all of it, and only then register it. */
 static const struct snapshot_image *module_image(const char *name, const struct boot_module *mod,
 						 char *err, size_t errlen)
 {
 	const struct snapshot_header *h = (const void *)(uintptr_t)mod->start;
-	uint64_t size = mod->end - mod->start;
+	const struct vcpu_state *state;
 	struct snapshot_image *img;
+	char why[112];
 
-	if (size < sizeof(*h) || memcmp(h->magic, SNAPSHOT_MAGIC, sizeof(h->magic)) != 0) {
-		ksnprintf(err, errlen, "module '%s' is not a snapshot image", name);
+	if (!name_valid(name)) {
+		ksnprintf(err, errlen, "module '%s' cannot name an image (%s)", name, NAME_RULE);
 		return NULL;
 	}
-	if (h->version != SNAPSHOT_VERSION || h->state_bytes != sizeof(struct vcpu_state) ||
-	    h->state_offset > size || size - h->state_offset < h->state_bytes ||
-	    (h->state_offset & 7) || (h->memory_offset & (PAGE_SIZE - 1)) ||
-	    h->memory_offset > size || size - h->memory_offset < h->mem_bytes ||
-	    !h->mem_bytes || (h->mem_bytes & (PAGE_SIZE - 1))) {
-		ksnprintf(err, errlen, "module '%s': unsupported version or inconsistent sizes", name);
+	if (!snapshot_header_check(h, mod->end - mod->start, &state, why, sizeof(why)) ||
+	    !vcpu_state_check(state, why, sizeof(why))) {
+		ksnprintf(err, errlen, "module '%s': %s", name, why);
 		return NULL;
 	}
 	if (!(img = image_slot(name, err, errlen)))
 		return NULL;
 	img->mem_bytes = h->mem_bytes;
-	img->state = (const void *)((const char *)h + h->state_offset);
+	img->state = state;
 	img->memory = (const char *)h + h->memory_offset;
 	return img;
 }

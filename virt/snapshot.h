@@ -3,11 +3,11 @@
  * created from one (`vm create NEW restore=IMG`) has its memory filled from
  * the image on first touch. The format is in docs/snapshot.md. */
 #pragma once
+#include "lib/parse.h"
 #include "virt/vcpu_state.h"
 
 #define SNAPSHOT_MAGIC "SPRIGSNP"
-#define SNAPSHOT_VERSION 1
-#define SNAPSHOT_NAME_MAX 16
+#define SNAPSHOT_VERSION 2
 #define SNAPSHOT_MAX 8
 
 /* At offset 0 of an image file; offsets count from there. */
@@ -21,7 +21,7 @@ struct snapshot_header {
 };
 
 struct snapshot_image {
-	char name[SNAPSHOT_NAME_MAX];
+	char name[NAME_LEN_MAX + 1];
 	uint64_t mem_bytes;
 	const struct vcpu_state *state;
 	const void *memory;

@@ -30,10 +30,19 @@ enum vexit_kind {
 	VEXIT_XSETBV,
 	VEXIT_INTR,       /* a host interrupt arrived; the guest resumes after it */
 	VEXIT_SHUTDOWN,   /* triple fault */
+	VEXIT_INSN,       /* an instruction the virtual CPU treats apart (enum vexit_insn) */
 	VEXIT_HANDLED,    /* the backend handled it itself (e.g. CR access under VMX) */
 	VEXIT_FAILED,     /* the backend could not enter or continue: reason in text */
 	VEXIT_UNKNOWN,    /* an exit virt/ has no handler for */
 	VEXIT_KINDS
+};
+
+/* VEXIT_INSN: which instruction. */
+enum vexit_insn {
+	INSN_INVD,          /* would drop the host's cached writes: never run */
+	INSN_RDPMC,         /* would read the host's counters; no PMU is offered */
+	INSN_MONITOR_MWAIT, /* not offered (CPUID hides MONITOR) */
+	INSN_VIRT,          /* SVM's or VMX's own instructions: not offered to guests */
 };
 
 struct vexit {
@@ -52,6 +61,7 @@ struct vexit {
 			bool in;
 			bool string;  /* INS/OUTS: not emulated, stops the guest */
 		} io;
+		enum vexit_insn insn;
 	};
 	/* The backend's own exit code and qualification, for reports. */
 	uint64_t code, info1, info2;
@@ -71,11 +81,21 @@ struct virt_backend {
 	/* Enter the guest until the next exit. Interrupts arriving meanwhile are
 	 * taken by sprig before run returns. */
 	void (*run)(struct vcpu *v, struct vexit *e);
-	/* Guest EFER and the MSRs the control block holds (FS/GS base, ...):
-	 * true if the backend handled the access. */
+	/* Load or store the guest's value of an MSR the control block holds
+	 * (MSR_HOME_BACKEND in virt/msr_policy.h: EFER without SVME, the
+	 * syscall, sysenter and segment-base MSRs, PAT). virt/msr.c has
+	 * checked a written value against the policy; false only for an MSR
+	 * the backend does not hold. */
 	bool (*msr_read)(struct vcpu *v, uint32_t msr, uint64_t *val);
 	bool (*msr_write)(struct vcpu *v, uint32_t msr, uint64_t val);
-	void (*inject_gp)(struct vcpu *v);
+	/* Raise #GP in the guest at the next entry (no error code in real mode). */
+	/* Raise exception vector (arch/x86/regs.h X86_VEC_*) at the next entry,
+	 * with error code 0 where the vector and the mode push one. */
+	void (*inject_exception)(struct vcpu *v, unsigned vector);
+	/* The guest's current privilege level. */
+	unsigned (*guest_cpl)(struct vcpu *v);
+	/* CR0 as the guest sees it (the MSR policy checks EFER writes by it). */
+	uint64_t (*guest_cr0)(struct vcpu *v);
 	/* CR4 as the guest sees it (CPUID's OSXSAVE bit reflects it). */
 	uint64_t (*guest_cr4)(struct vcpu *v);
 	/* Flush the guest's TLB entries before the next entry (MMU callback). */
@@ -90,6 +110,11 @@ struct virt_backend {
 	 * Call between runs; virt/ keeps the registers of struct vcpu_regs. */
 	size_t (*state_save)(struct vcpu *v, void *buf);
 	bool (*state_load)(struct vcpu *v, const void *buf, size_t len);
+	/* Would this CPU enter a guest with that state (len bytes of it, plus
+	 * RIP, RSP and RFLAGS from regs)? False with a reason. state_load
+	 * takes only states that passed. */
+	bool (*state_check)(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
+			    size_t errlen);
 };
 
 #define VCPU_ARCH_STATE_MAX 1024

@@ -5,6 +5,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "virt/fpu.h"
+#include "virt/state_check.h"
 
 bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t errlen)
 {
@@ -30,35 +31,37 @@ bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t err
 	st->xcr0 = v->xcr0;
 	st->guest_tsc = rdtsc() + (uint64_t)v->tsc_offset;
 	st->uart = vm->uart;
+	st->lost = vm->lost;
 	fpu_vcpu_sync(v);
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave, v->xsave, xsave_bytes);
 	return true;
 }
 
+bool vcpu_state_check(const struct vcpu_state *st, char *err, size_t errlen)
+{
+	struct fpu_limits lim;
+
+	fpu_limits(&lim);
+	return vcpu_state_check_common(st, backend->name, &lim, err, errlen) &&
+	       backend->state_check(st->arch, st->arch_bytes, &st->regs, err, errlen);
+}
+
 bool vcpu_state_load(struct vm *vm, const struct vcpu_state *st, char *err, size_t errlen)
 {
 	struct vcpu *v = &vm->vcpu;
 
-	if (strncmp(st->backend, backend->name, sizeof(st->backend)) != 0) {
-		ksnprintf(err, errlen, "the state is from the %.8s backend, this CPU runs %s",
-			  st->backend, backend->name);
+	if (!vcpu_state_check(st, err, errlen))
 		return false;
-	}
-	if (st->xsave_bytes != fpu_vcpu_area_bytes()) {
-		ksnprintf(err, errlen, "the FPU area is %u bytes, here %u", st->xsave_bytes,
-			  fpu_vcpu_area_bytes());
-		return false;
-	}
-	if (st->arch_bytes > VCPU_ARCH_STATE_MAX ||
-	    !backend->state_load(v, st->arch, st->arch_bytes)) {
-		ksnprintf(err, errlen, "the %s backend refused the guest state", backend->name);
+	if (!backend->state_load(v, st->arch, st->arch_bytes)) {
+		ksnprintf(err, errlen, "the %s backend could not load the guest state", backend->name);
 		return false;
 	}
 	v->regs = st->regs;
 	v->xcr0 = st->xcr0;
 	memcpy(v->xsave, st->xsave, st->xsave_bytes);
 	vm->uart = st->uart;
+	vm->lost = st->lost;
 	/* The guest's clock goes on from where it was captured. */
 	vm->created_tsc = rdtsc() - st->guest_tsc;
 	v->tsc_offset = -(int64_t)vm->created_tsc;

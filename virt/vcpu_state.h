@@ -11,13 +11,18 @@ struct vcpu_state {
 	uint64_t xcr0;
 	uint64_t guest_tsc;    /* the guest's TSC when captured: it resumes there */
 	struct vm_uart uart;   /* the emulated COM1, a partial line included */
+	struct vm_lost lost;   /* discards the guest has not collected (HC_LOST_RANGES) */
 	uint32_t xsave_bytes;
 	uint32_t arch_bytes;
 	uint8_t xsave[VCPU_XSAVE_MAX];
-	uint8_t arch[VCPU_ARCH_STATE_MAX];
+	uint8_t arch[VCPU_ARCH_STATE_MAX] __attribute__((aligned(8))); /* the backend's struct */
 };
 
 /* Capture a VM that is not running (ready or paused); false with a reason. */
 bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t errlen);
-/* Load into a VM created but never run; false with a reason. */
+/* Everything in st that this machine would refuse or that could reach
+ * beyond sprig's buffers (state_check.h, the backend's state_check); false
+ * with a reason. */
+bool vcpu_state_check(const struct vcpu_state *st, char *err, size_t errlen);
+/* Load a checked state into a VM created but never run; false with a reason. */
 bool vcpu_state_load(struct vm *vm, const struct vcpu_state *st, char *err, size_t errlen);

@@ -4,8 +4,8 @@
 #include "virt/vm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/uart.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
@@ -13,12 +13,10 @@
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 #include "virt/mb1_loader.h"
+#include "virt/shell.h"
 #include "virt/vcpu_state.h"
 #include "vmx/vmx.h"
 #include <stdarg.h>
-
-#define RFLAGS_IF (1ull << 9)
-#define CTRL_C 0x03
 
 const struct virt_backend *backend;
 /* Each VM takes a block of frames while it exists: clones make many VMs, and
@@ -29,7 +27,7 @@ const char *const vexit_kind_names[VEXIT_KINDS] = {
 	[VEXIT_NPF] = "npf",         [VEXIT_IO] = "io",        [VEXIT_HYPERCALL] = "hypercall",
 	[VEXIT_CPUID] = "cpuid",     [VEXIT_RDMSR] = "rdmsr",  [VEXIT_WRMSR] = "wrmsr",
 	[VEXIT_HLT] = "hlt",         [VEXIT_XSETBV] = "xsetbv", [VEXIT_INTR] = "intr",
-	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_HANDLED] = "handled",
+	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_INSN] = "insn", [VEXIT_HANDLED] = "handled",
 	[VEXIT_FAILED] = "failed",   [VEXIT_UNKNOWN] = "unknown",
 };
 
@@ -162,6 +160,10 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		ksnprintf(err, errlen, "no hardware virtualization on this CPU");
 		return NULL;
 	}
+	if (!name_valid(a->name)) {
+		ksnprintf(err, errlen, "bad VM name '%s' (%s)", a->name, NAME_RULE);
+		return NULL;
+	}
 	if (vm_find(a->name)) {
 		ksnprintf(err, errlen, "a VM named '%s' exists", a->name);
 		return NULL;
@@ -185,7 +187,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		ksnprintf(err, errlen, "all %d VM slots are in use", VM_MAX);
 		return NULL;
 	}
-	memcpy(vm->name, a->name, strnlen(a->name, VM_NAME_MAX - 1));
+	memcpy(vm->name, a->name, strlen(a->name) + 1);
 	if (a->args)
 		memcpy(vm->args, a->args, strnlen(a->args, VM_ARGS_MAX - 1));
 	vm->mem_bytes = a->mem_bytes;
@@ -267,6 +269,27 @@ static bool handle_npf(struct vm *vm, const struct vexit *e)
 	return false; /* the faulting instruction runs again */
 }
 
+/* The instructions a backend hands over rather than runs: true when the
+ * instruction is done (skipped), false when it faults. */
+static bool emulate_insn(struct vcpu *v, enum vexit_insn insn)
+{
+	switch (insn) {
+	case INSN_INVD:
+		/* As KVM: nothing to invalidate that the guest could tell from
+		 * keeping it; never the host's caches. */
+		return true;
+	case INSN_RDPMC:
+		/* No counters are offered: every ECX is out of range. */
+		backend->inject_exception(v, X86_VEC_GP);
+		return false;
+	case INSN_MONITOR_MWAIT:
+	case INSN_VIRT:
+		break;
+	}
+	backend->inject_exception(v, X86_VEC_UD);
+	return false;
+}
+
 /* Handle one exit; true when the exiting instruction completed. */
 static bool handle_exit(struct vm *vm, const struct vexit *e)
 {
@@ -289,8 +312,10 @@ static bool handle_exit(struct vm *vm, const struct vexit *e)
 		if (fpu_guest_xsetbv(v, (uint32_t)v->regs.rcx,
 				     (v->regs.rdx << 32) | (uint32_t)v->regs.rax))
 			return true;
-		backend->inject_gp(v);
+		backend->inject_exception(v, X86_VEC_GP);
 		return false;
+	case VEXIT_INSN:
+		return emulate_insn(v, e->insn);
 	case VEXIT_HLT:
 		/* No virtual device raises interrupts yet: a halt is the end. */
 		vm_fail(vm, "halted with interrupts %s", v->regs.rflags & RFLAGS_IF ? "on (nothing can wake it)" : "off");
@@ -332,21 +357,10 @@ static void report_registers(struct vcpu *v)
 	backend->dump(v);
 }
 
-/* Ctrl-C typed on the console while a guest runs. */
-static bool console_interrupt(void)
-{
-	int c;
-
-	while ((c = uart_getc()) >= 0)
-		if (c == CTRL_C)
-			return true;
-	return false;
-}
-
 void vm_run(struct vm *vm, uint64_t timeout_ms)
 {
 	struct vcpu *v = &vm->vcpu;
-	uint64_t start = rdtsc();
+	uint64_t start = rdtsc(), next_poll = start;
 	uint64_t deadline = timeout_ms ? start + timeout_ms * tsc_khz() : 0;
 	struct vexit e;
 
@@ -362,19 +376,25 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 			v->regs.rip += e.insn_len;
 		if (vm->on_exit && vm->state == VM_RUNNING)
 			vm->on_exit(vm, &e, vm->on_exit_ctx);
-		if (e.kind != VEXIT_INTR)
-			continue;
-		/* Let sprig's own interrupts (the timer) in, then see whether
-		 * the guest has had its time or the console wants it stopped. */
-		sti();
-		__asm__ volatile("nop");
-		cli();
+		if (e.kind == VEXIT_INTR) {
+			/* Let sprig's own interrupts (the timer) in. */
+			sti();
+			__asm__ volatile("nop");
+			cli();
+		}
 		if (vm->state != VM_RUNNING)
 			break;
-		if (deadline && rdtsc() >= deadline)
+		/* On every exit, whatever its kind: a guest that exits without
+		 * pause must still meet its deadline and hear Ctrl-C. The console
+		 * is read once a millisecond, the clock every time. */
+		uint64_t now = rdtsc();
+		if (deadline && now >= deadline) {
 			vm_pause(vm, "timeout");
-		else if (console_interrupt())
-			vm_pause(vm, "Ctrl-C");
+		} else if (now >= next_poll) {
+			next_poll = now + tsc_khz();
+			if (console_poll())
+				vm_pause(vm, "Ctrl-C");
+		}
 	}
 	sti();
 	uart_flush_line(vm);

@@ -1,6 +1,7 @@
 /* Virtual machines: a name, the MMU with the guest's memory, one vCPU, the
  * emulated devices, and how the VM ended. */
 #pragma once
+#include "lib/parse.h"
 #include "mm/mmu.h"
 #include "virt/hypercall.h"
 #include "virt/vcpu.h"
@@ -19,7 +20,7 @@ struct vm_lost {
 
 /* VMs are allocated from frames as they are created (clones make many). */
 #define VM_MAX 1024
-#define VM_NAME_MAX 16
+#define VM_NAME_MAX (NAME_LEN_MAX + 1)
 #define VM_IO_PORTS_TRACKED 8
 #define VM_ARGS_MAX 256
 
@@ -48,7 +49,8 @@ struct vm_stats {
 	uint64_t exits_by_kind[VEXIT_KINDS];
 	uint64_t hypercalls;
 	uint64_t io_other;    /* accesses to ports nothing emulates */
-	uint64_t msr_unknown; /* MSR accesses answered with #GP */
+	uint64_t msr_unknown; /* accesses to MSRs sprig does not offer: #GP */
+	uint64_t msr_refused; /* writes the MSR policy refused: #GP */
 	struct vm_port_count io_ports[VM_IO_PORTS_TRACKED];
 };
 

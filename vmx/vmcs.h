@@ -33,7 +33,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* Capability and related MSRs (those not already in arch/x86/cpu.h). */
+#include "arch/x86/msr.h"
+
+/* Capability MSRs (the others are in arch/x86/msr.h). */
 #define MSR_VMX_PINBASED_CTLS 0x481
 #define MSR_VMX_EXIT_CTLS 0x483
 #define MSR_VMX_ENTRY_CTLS 0x484
@@ -46,12 +48,6 @@
 #define MSR_VMX_TRUE_PROCBASED_CTLS 0x48e
 #define MSR_VMX_TRUE_EXIT_CTLS 0x48f
 #define MSR_VMX_TRUE_ENTRY_CTLS 0x490
-#define MSR_SYSENTER_CS 0x174
-#define MSR_SYSENTER_ESP 0x175
-#define MSR_SYSENTER_EIP 0x176
-#define MSR_FS_BASE 0xc0000100
-#define MSR_GS_BASE 0xc0000101
-#define MSR_KERNEL_GS_BASE 0xc0000102
 
 /* IA32_VMX_BASIC. */
 #define VMX_BASIC_PA_32BIT (1ull << 48)      /* VMX regions must lie below 4 GiB */
@@ -97,6 +93,7 @@
 #define EXIT_HOST_ADDR_SPACE_SIZE (1u << 9)
 #define EXIT_SAVE_EFER (1u << 20)
 #define EXIT_LOAD_EFER (1u << 21)
+#define EXIT_SAVE_PREEMPTION_TIMER (1u << 22)
 
 /* VM-entry controls. */
 #define ENTRY_LOAD_DEBUG_CONTROLS (1u << 2)
@@ -114,7 +111,6 @@
 #define INTR_TYPE_SW_EXCEPTION 6u
 #define INTR_INFO_DELIVER_CODE (1u << 11)
 #define INTR_INFO_VALID (1u << 31)
-#define VECTOR_GP 13
 
 /* Exit reason: bits 15:0 the basic reason, bit 31 a VM-entry failure. */
 #define EXIT_REASON_BASIC_MASK 0xffffu
@@ -123,19 +119,29 @@
 #define EXIT_EXTERNAL_INTERRUPT 1
 #define EXIT_TRIPLE_FAULT 2
 #define EXIT_CPUID 10
+#define EXIT_GETSEC 11
 #define EXIT_HLT 12
+#define EXIT_INVD 13
+#define EXIT_RDPMC 15
 #define EXIT_VMCALL 18
+#define EXIT_VMCLEAR 19
+#define EXIT_VMXON 27
 #define EXIT_CR_ACCESS 28
 #define EXIT_IO 30
 #define EXIT_RDMSR 31
 #define EXIT_WRMSR 32
 #define EXIT_INVALID_GUEST_STATE 33
 #define EXIT_MSR_LOADING 34
+#define EXIT_MWAIT 36
+#define EXIT_MONITOR 39
 #define EXIT_MACHINE_CHECK 41
 #define EXIT_EPT_VIOLATION 48
 #define EXIT_EPT_MISCONFIG 49
+#define EXIT_INVEPT 50
 #define EXIT_PREEMPTION_TIMER 52
+#define EXIT_INVVPID 53
 #define EXIT_XSETBV 55
+#define EXIT_VMFUNC 59
 
 /* Exit qualification of a control-register access (reason 28). */
 #define CR_QUAL_CR(q) ((unsigned)(q) & 0xf)
@@ -161,14 +167,6 @@
 #define INVEPT_ALL_CONTEXT 2
 #define INVVPID_SINGLE_CONTEXT 1
 #define INVVPID_ALL_CONTEXT 2
-
-/* CR0 and CR4 bits the backend names. */
-#define CR0_PE (1ull << 0)
-#define CR0_ET (1ull << 4)
-#define CR0_NE (1ull << 5)
-#define CR0_PG (1ull << 31)
-#define CR4_PAE (1ull << 5)
-#define CR4_VMXE (1ull << 13)
 
 /* VMCS field encodings (SDM vol. 3C appendix B). */
 enum vmcs_field {

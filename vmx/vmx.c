@@ -15,6 +15,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -23,6 +24,7 @@
 #include "mm/spte.h"
 #include "virt/vm.h"
 #include "vmx/ept.h"
+#include "vmx/saved_state.h"
 #include "vmx/vmcs.h"
 #include "vmx/vmx_errors.h"
 
@@ -31,19 +33,10 @@
 /* A guest that never exits gives the CPU back at least this often, should no
  * host interrupt arrive first. */
 #define PREEMPTION_BUDGET_US 10000
-#define PAT_DEFAULT 0x0007040600070406ull
 
-#define MSR_PAT 0x277
-#define MSR_STAR 0xc0000081
-#define MSR_LSTAR 0xc0000082
-#define MSR_CSTAR 0xc0000083
-#define MSR_SFMASK 0xc0000084
-
-#define CR4_PCIDE (1ull << 17)
 #define CR3_PCID_NOFLUSH (1ull << 63)
 #define PDPTE_PRESENT 1ull
 #define PDPTE_RESERVED 0x1e6ull /* bits 2:1 and 8:5 */
-#define RFLAGS_FIXED 0x2ull
 /* Interruptibility state: blocking by STI, blocking by MOV SS. */
 #define INTERRUPTIBILITY_STI_MOVSS 3ull
 
@@ -102,6 +95,7 @@ struct vmx_vcpu {
 	uint64_t pat;        /* kept for the guest to read; EPT leaves ignore it (IPAT) */
 	uint64_t exit_rip;   /* RIP at the last exit: moved means virt/ skipped the instruction */
 	uint64_t host_cr0, host_cr3, host_cr4;
+	uint64_t slice_end;  /* TSC at which the preemption timer's budget runs out */
 	uint32_t exit_reason;
 	uint64_t exit_qualification;
 	uint32_t entry_error; /* VM-instruction error of a refused VMLAUNCH/VMRESUME */
@@ -116,7 +110,7 @@ static struct {
 	uint64_t cr0_host_owned, cr4_host_owned; /* guest/host masks */
 	uint64_t misc;
 	unsigned invept_type, invvpid_type;
-	uint32_t preemption_ticks;
+	uint64_t preemption_budget_tsc;
 	paddr_t msr_bitmap;
 } caps;
 
@@ -224,7 +218,8 @@ static bool vmx_probe(char *err, size_t len)
 	    !adjust_controls(MSR_VMX_PROCBASED_CTLS2, PROC2_ENABLE_EPT | PROC2_UNRESTRICTED_GUEST,
 			     proc2_want, &caps.proc2, "secondary", err, len) ||
 	    !adjust_controls(true_ctls ? MSR_VMX_TRUE_EXIT_CTLS : MSR_VMX_EXIT_CTLS,
-			     EXIT_HOST_ADDR_SPACE_SIZE | EXIT_SAVE_EFER | EXIT_LOAD_EFER, 0,
+			     EXIT_HOST_ADDR_SPACE_SIZE | EXIT_SAVE_EFER | EXIT_LOAD_EFER,
+			     EXIT_SAVE_PREEMPTION_TIMER,
 			     &caps.exit, "VM-exit", err, len) ||
 	    !adjust_controls(true_ctls ? MSR_VMX_TRUE_ENTRY_CTLS : MSR_VMX_ENTRY_CTLS,
 			     ENTRY_LOAD_EFER | ENTRY_IA32E_MODE_GUEST, 0, &caps.entry,
@@ -242,14 +237,12 @@ static bool vmx_probe(char *err, size_t len)
 	caps.cr0_host_owned = (caps.cr0_fixed0 & ~(CR0_PE | CR0_PG)) | (~caps.cr0_fixed1 & 0xffffffff);
 	caps.cr4_host_owned = caps.cr4_fixed0 | (~caps.cr4_fixed1 & 0xffffffff);
 
-	if (caps.pin & PIN_PREEMPTION_TIMER) {
-		uint64_t ticks = (tsc_khz() * PREEMPTION_BUDGET_US / 1000) >>
-				 (caps.misc & VMX_MISC_TIMER_RATE_MASK);
-		caps.preemption_ticks = ticks == 0 ? 1 : ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)ticks;
-	}
+	caps.preemption_budget_tsc = tsc_khz() * PREEMPTION_BUDGET_US / 1000;
 
 	/* Every MSR exits except the segment bases, which live in the VMCS
-	 * (FS, GS) or in the switched list (KERNEL_GS_BASE). */
+	 * (FS, GS) or in the switched list (KERNEL_GS_BASE): the CPU checks
+	 * their writes by the MSR policy's rule itself (canonical at the width
+	 * CPUID reports), so they need no exit. */
 	if (!(caps.msr_bitmap = vmx_frame_alloc())) {
 		ksnprintf(err, len, "out of memory for the MSR bitmap");
 		return false;
@@ -482,8 +475,6 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	vmw(w, VMCS_EPT_POINTER, a->eptp);
 	if (a->vpid)
 		vmw(w, VMCS_VPID, a->vpid);
-	if (caps.pin & PIN_PREEMPTION_TIMER)
-		vmw(w, VMCS_PREEMPTION_TIMER, caps.preemption_ticks);
 }
 
 static uint16_t vpid_alloc(void)
@@ -607,6 +598,12 @@ static uint64_t guest_cr4(void)
 	       (vmcs_read(VMCS_CR4_READ_SHADOW) & caps.cr4_host_owned);
 }
 
+static uint64_t vmx_guest_cr0(struct vcpu *v)
+{
+	(void)v; /* the vCPU's VMCS is the current one */
+	return guest_cr0();
+}
+
 static uint64_t vmx_guest_cr4(struct vcpu *v)
 {
 	(void)v; /* the vCPU's VMCS is the current one */
@@ -692,7 +689,7 @@ static uint64_t *guest_gpr(struct vcpu *v, unsigned n)
 	return by_number[n & 15];
 }
 
-static void vmx_inject_gp(struct vcpu *v);
+static void vmx_inject_exception(struct vcpu *v, unsigned vector);
 
 /* MOV to or from a control register that exited: a host-owned CR0/CR4 bit
  * changed, CR8 (kept per vCPU), or CR3 where the CPU cannot stop it exiting. */
@@ -727,7 +724,7 @@ static void handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, 
 	if (ok)
 		v->regs.rip += e->insn_len;
 	else
-		vmx_inject_gp(v);
+		vmx_inject_exception(v, X86_VEC_GP);
 }
 
 /* Names the EPT entry behind a misconfiguration: the first one on the walk
@@ -841,6 +838,27 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 	case EXIT_XSETBV:
 		e->kind = VEXIT_XSETBV;
 		break;
+	case EXIT_INVD:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_INVD;
+		break;
+	case EXIT_RDPMC:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_RDPMC;
+		break;
+	case EXIT_MONITOR:
+	case EXIT_MWAIT:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_MONITOR_MWAIT;
+		break;
+	case EXIT_GETSEC:
+	case EXIT_VMCLEAR ... EXIT_VMXON: /* VMCLEAR through VMXON, VMCALL aside */
+	case EXIT_INVEPT:
+	case EXIT_INVVPID:
+	case EXIT_VMFUNC:
+		e->kind = VEXIT_INSN;
+		e->insn = INSN_VIRT;
+		break;
 	default:
 		e->kind = VEXIT_UNKNOWN;
 		ksnprintf(e->text, sizeof(e->text), "VMX exit reason %u (%s)", basic,
@@ -870,6 +888,27 @@ static void requeue_vectored_event(void)
 		vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
 }
 
+/* The preemption timer bounds how long the guest runs without an exit, over
+ * all its entries together: an exit does not restart the budget. Where the
+ * CPU saves the timer's value at exits it counts on by itself, and only an
+ * expired budget is reloaded; elsewhere each entry loads what is left. */
+static void arm_preemption_timer(struct vmx_vcpu *a)
+{
+	uint64_t now, ticks;
+
+	if (!(caps.pin & PIN_PREEMPTION_TIMER))
+		return;
+	now = rdtsc();
+	if (now >= a->slice_end ||
+	    (a->exit_reason & EXIT_REASON_BASIC_MASK) == EXIT_PREEMPTION_TIMER) {
+		a->slice_end = now + caps.preemption_budget_tsc;
+	} else if (caps.exit & EXIT_SAVE_PREEMPTION_TIMER) {
+		return;
+	}
+	ticks = (a->slice_end - now) >> (caps.misc & VMX_MISC_TIMER_RATE_MASK);
+	vmcs_write(VMCS_PREEMPTION_TIMER, ticks > UINT32_MAX ? UINT32_MAX : ticks);
+}
+
 static void vmx_run(struct vcpu *v, struct vexit *e)
 {
 	struct vmx_vcpu *a = v->arch;
@@ -895,6 +934,7 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	if (v->regs.rip != a->exit_rip)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY,
 			   vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & ~INTERRUPTIBILITY_STI_MOVSS);
+	arm_preemption_timer(a);
 	vmcs_write(VMCS_TSC_OFFSET, (uint64_t)v->tsc_offset);
 	vmcs_write(VMCS_GUEST_RSP, v->regs.rsp);
 	vmcs_write(VMCS_GUEST_RIP, v->regs.rip);
@@ -929,21 +969,6 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	decode_exit(v, a, e);
 	if (!(a->exit_reason & EXIT_REASON_ENTRY_FAILURE))
 		requeue_vectored_event();
-}
-
-static bool canonical(uint64_t va)
-{
-	return (uint64_t)((int64_t)(va << 16) >> 16) == va;
-}
-
-static bool pat_valid(uint64_t pat)
-{
-	for (int i = 0; i < 8; i++) {
-		unsigned type = (pat >> (8 * i)) & 0xff;
-		if (type == 2 || type == 3 || type > 7)
-			return false;
-	}
-	return true;
 }
 
 static struct vmx_msr_entry *switched_msr(struct vmx_vcpu *a, uint32_t msr)
@@ -990,21 +1015,19 @@ static bool vmx_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 	return true;
 }
 
-/* EFER: SCE, LME and NXE are the guest's; LMA follows CR0.PG. LME cannot
- * change while paging is on. Refused values make virt/ raise #GP. */
-static bool write_efer(struct vcpu *v, struct vmx_vcpu *a, uint64_t val)
+/* EFER as the MSR policy let it through: LMA as it was, LME unchanged while
+ * paging, so the IA-32e-mode-guest control and the PDPTEs still hold. */
+static void write_efer(struct vmx_vcpu *a, uint64_t val)
 {
-	uint64_t allowed = EFER_SCE | EFER_LME | (cpuinfo.nx ? EFER_NXE : 0);
-	uint64_t cur = vmcs_read(VMCS_GUEST_EFER), cr0 = guest_cr0();
-
-	if (val & ~(allowed | EFER_LMA))
-		return false;
-	if (((val ^ cur) & EFER_LME) && (cr0 & CR0_PG))
-		return false;
-	return set_paging_state(v, a, cr0, vmcs_read(VMCS_GUEST_CR3), guest_cr4(),
-				(val & allowed) | (cur & EFER_LMA));
+	/* Translations cached under the old NXE go. */
+	if ((val ^ vmcs_read(VMCS_GUEST_EFER)) & EFER_NXE)
+		a->vpid_flush = a->vpid != 0;
+	vmcs_write(VMCS_GUEST_EFER, val);
+	set_ia32e_mode(val & EFER_LMA);
 }
 
+/* Values the MSR policy (virt/msr_policy.c) let through: canonical where
+ * the VMCS or the MSR-load list needs it, SYSENTER_CS and SFMASK 32 bits. */
 static bool vmx_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	struct vmx_vcpu *a = v->arch;
@@ -1014,51 +1037,52 @@ static bool vmx_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 		return false;
 	switch (msr) {
 	case MSR_EFER:
-		return write_efer(v, a, val);
+		write_efer(a, val);
+		return true;
 	case MSR_FS_BASE:
 	case MSR_GS_BASE:
-		if (!canonical(val))
-			return false;
 		vmcs_write(VMCS_GUEST_ES_BASE + 2 * (msr == MSR_FS_BASE ? SEG_FS : SEG_GS), val);
 		return true;
 	case MSR_SYSENTER_CS:
-		vmcs_write(VMCS_GUEST_SYSENTER_CS, (uint32_t)val);
+		vmcs_write(VMCS_GUEST_SYSENTER_CS, val);
 		return true;
 	case MSR_SYSENTER_ESP:
+		vmcs_write(VMCS_GUEST_SYSENTER_ESP, val);
+		return true;
 	case MSR_SYSENTER_EIP:
-		if (!canonical(val))
-			return false;
-		vmcs_write(msr == MSR_SYSENTER_ESP ? VMCS_GUEST_SYSENTER_ESP : VMCS_GUEST_SYSENTER_EIP,
-			   val);
+		vmcs_write(VMCS_GUEST_SYSENTER_EIP, val);
 		return true;
 	case MSR_PAT:
-		if (!pat_valid(val))
-			return false;
 		a->pat = val;
 		return true;
 	}
 	if (!(m = switched_msr(a, msr)))
 		return false;
-	/* A non-canonical address in the MSR-load list would fail the entry. */
-	if (msr != MSR_STAR && msr != MSR_SFMASK && !canonical(val))
-		return false;
 	m->value = val;
 	return true;
 }
 
-static void vmx_inject_gp(struct vcpu *v)
+static void vmx_inject_exception(struct vcpu *v, unsigned vector)
 {
 	struct vmx_vcpu *a = v->arch;
-	uint32_t info = INTR_INFO_VALID | (INTR_TYPE_HW_EXCEPTION << INTR_INFO_TYPE_SHIFT) | VECTOR_GP;
+	uint32_t info = INTR_INFO_VALID | (INTR_TYPE_HW_EXCEPTION << INTR_INFO_TYPE_SHIFT) | vector;
 
 	if (!vmcs_make_current(a))
 		return;
 	/* Real mode (unrestricted guest with CR0.PE clear) pushes no error code. */
-	if (vmcs_read(VMCS_GUEST_CR0) & CR0_PE) {
+	if ((vmcs_read(VMCS_GUEST_CR0) & CR0_PE) && x86_vector_has_error_code(vector)) {
 		info |= INTR_INFO_DELIVER_CODE;
 		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE, 0);
 	}
 	vmcs_write(VMCS_ENTRY_INTR_INFO, info);
+}
+
+/* CPL is SS.DPL (SDM vol. 3C, 26.3.1.2), as the VMCS keeps it. */
+static unsigned vmx_guest_cpl(struct vcpu *v)
+{
+	if (!vmcs_make_current(v->arch))
+		return 0;
+	return (vmcs_read(VMCS_GUEST_ES_AR + 2 * SEG_SS) >> 5) & 3;
 }
 
 static void vmx_flush_tlb(void *vcpu)
@@ -1104,41 +1128,43 @@ static void vmx_dump(struct vcpu *v)
 	kprintf("  VPID %u EPTP %llx\n", a->vpid, (unsigned long long)a->eptp);
 }
 
-/* The VMCS fields that hold the guest's architectural state, in the order
- * the saved state lists them. The read shadows are what the guest sees of the
- * host-owned CR0/CR4 bits; the PDPTEs matter for PAE paging outside long mode;
- * interruptibility and activity state say whether an STI shadow or a halt was
- * pending at the exit. */
-static const uint16_t saved_guest_fields[] = {
-	VMCS_GUEST_ES_SEL, VMCS_GUEST_CS_SEL, VMCS_GUEST_SS_SEL, VMCS_GUEST_DS_SEL,
-	VMCS_GUEST_FS_SEL, VMCS_GUEST_GS_SEL, VMCS_GUEST_LDTR_SEL, VMCS_GUEST_TR_SEL,
-	VMCS_GUEST_ES_LIMIT, VMCS_GUEST_ES_LIMIT + 2, VMCS_GUEST_ES_LIMIT + 4,
-	VMCS_GUEST_ES_LIMIT + 6, VMCS_GUEST_ES_LIMIT + 8, VMCS_GUEST_ES_LIMIT + 10,
-	VMCS_GUEST_ES_LIMIT + 12, VMCS_GUEST_ES_LIMIT + 14,
-	VMCS_GUEST_ES_AR, VMCS_GUEST_ES_AR + 2, VMCS_GUEST_ES_AR + 4, VMCS_GUEST_ES_AR + 6,
-	VMCS_GUEST_ES_AR + 8, VMCS_GUEST_ES_AR + 10, VMCS_GUEST_ES_AR + 12,
-	VMCS_GUEST_ES_AR + 14,
-	VMCS_GUEST_ES_BASE, VMCS_GUEST_ES_BASE + 2, VMCS_GUEST_ES_BASE + 4,
-	VMCS_GUEST_ES_BASE + 6, VMCS_GUEST_ES_BASE + 8, VMCS_GUEST_ES_BASE + 10,
-	VMCS_GUEST_ES_BASE + 12, VMCS_GUEST_ES_BASE + 14,
-	VMCS_GUEST_GDTR_LIMIT, VMCS_GUEST_GDTR_BASE, VMCS_GUEST_IDTR_LIMIT, VMCS_GUEST_IDTR_BASE,
-	VMCS_GUEST_CR0, VMCS_GUEST_CR3, VMCS_GUEST_CR4, VMCS_CR0_READ_SHADOW,
-	VMCS_CR4_READ_SHADOW, VMCS_GUEST_DR7, VMCS_GUEST_RSP, VMCS_GUEST_RIP, VMCS_GUEST_RFLAGS,
-	VMCS_GUEST_PENDING_DBG, VMCS_GUEST_SYSENTER_CS, VMCS_GUEST_SYSENTER_ESP,
-	VMCS_GUEST_SYSENTER_EIP, VMCS_GUEST_DEBUGCTL, VMCS_GUEST_EFER, VMCS_GUEST_PDPTE0,
-	VMCS_GUEST_PDPTE0 + 2, VMCS_GUEST_PDPTE0 + 4, VMCS_GUEST_PDPTE0 + 6,
-	VMCS_GUEST_INTERRUPTIBILITY, VMCS_GUEST_ACTIVITY_STATE,
+/* Where each VMCS guest-state field of the saved state lives. The read
+ * shadows are what the guest sees of the host-owned CR0/CR4 bits; the PDPTEs
+ * matter for PAE paging outside long mode; interruptibility and activity
+ * state say whether an STI shadow or a halt was pending at the exit. */
+#define SAVED(field, member) { field, offsetof(struct vmx_saved_state, member) }
+#define SAVED_SEG(seg) SAVED(VMCS_GUEST_ES_SEL + 2 * seg, selector[seg]), \
+	SAVED(VMCS_GUEST_ES_LIMIT + 2 * seg, limit[seg]), \
+	SAVED(VMCS_GUEST_ES_AR + 2 * seg, access[seg]), \
+	SAVED(VMCS_GUEST_ES_BASE + 2 * seg, base[seg])
+static const struct {
+	uint16_t field;
+	uint16_t offset;
+} saved_fields[] = {
+	SAVED_SEG(VMX_ES), SAVED_SEG(VMX_CS), SAVED_SEG(VMX_SS), SAVED_SEG(VMX_DS),
+	SAVED_SEG(VMX_FS), SAVED_SEG(VMX_GS), SAVED_SEG(VMX_LDTR), SAVED_SEG(VMX_TR),
+	SAVED(VMCS_GUEST_GDTR_LIMIT, gdtr_limit), SAVED(VMCS_GUEST_GDTR_BASE, gdtr_base),
+	SAVED(VMCS_GUEST_IDTR_LIMIT, idtr_limit), SAVED(VMCS_GUEST_IDTR_BASE, idtr_base),
+	SAVED(VMCS_GUEST_CR0, cr0), SAVED(VMCS_GUEST_CR3, cr3), SAVED(VMCS_GUEST_CR4, cr4),
+	SAVED(VMCS_CR0_READ_SHADOW, cr0_shadow), SAVED(VMCS_CR4_READ_SHADOW, cr4_shadow),
+	SAVED(VMCS_GUEST_DR7, dr7), SAVED(VMCS_GUEST_RSP, rsp), SAVED(VMCS_GUEST_RIP, rip),
+	SAVED(VMCS_GUEST_RFLAGS, rflags), SAVED(VMCS_GUEST_PENDING_DBG, pending_dbg),
+	SAVED(VMCS_GUEST_SYSENTER_CS, sysenter_cs), SAVED(VMCS_GUEST_SYSENTER_ESP, sysenter_esp),
+	SAVED(VMCS_GUEST_SYSENTER_EIP, sysenter_eip), SAVED(VMCS_GUEST_DEBUGCTL, debugctl),
+	SAVED(VMCS_GUEST_EFER, efer), SAVED(VMCS_GUEST_PDPTE0, pdpte[0]),
+	SAVED(VMCS_GUEST_PDPTE0 + 2, pdpte[1]), SAVED(VMCS_GUEST_PDPTE0 + 4, pdpte[2]),
+	SAVED(VMCS_GUEST_PDPTE0 + 6, pdpte[3]),
+	SAVED(VMCS_GUEST_INTERRUPTIBILITY, interruptibility),
+	SAVED(VMCS_GUEST_ACTIVITY_STATE, activity),
 };
-#define SAVED_GUEST_FIELDS (sizeof(saved_guest_fields) / sizeof(saved_guest_fields[0]))
-
-/* The saved state: the fields above, then what the backend keeps beside the
- * VMCS for the guest. */
-struct vmx_saved_state {
-	uint64_t field[SAVED_GUEST_FIELDS];
-	uint64_t switched_msr[SWITCHED_MSRS];
-	uint64_t cr8, pat;
-};
+#define SAVED_FIELDS (sizeof(saved_fields) / sizeof(saved_fields[0]))
 _Static_assert(sizeof(struct vmx_saved_state) <= VCPU_ARCH_STATE_MAX, "VMX saved state");
+_Static_assert(VMX_SWITCHED_MSRS == SWITCHED_MSRS, "switched MSR list");
+
+static uint64_t *saved_field(struct vmx_saved_state *st, unsigned i)
+{
+	return (uint64_t *)((char *)st + saved_fields[i].offset);
+}
 
 static size_t vmx_state_save(struct vcpu *v, void *buf)
 {
@@ -1147,14 +1173,38 @@ static size_t vmx_state_save(struct vcpu *v, void *buf)
 
 	if (!vmcs_make_current(a))
 		return 0;
-	for (unsigned i = 0; i < SAVED_GUEST_FIELDS; i++)
-		st.field[i] = vmcs_read(saved_guest_fields[i]);
+	for (unsigned i = 0; i < SAVED_FIELDS; i++)
+		*saved_field(&st, i) = vmcs_read(saved_fields[i].field);
 	for (unsigned i = 0; i < SWITCHED_MSRS; i++)
 		st.switched_msr[i] = a->msrs[i].value;
 	st.cr8 = a->cr8;
 	st.pat = a->pat;
 	memcpy(buf, &st, sizeof(st));
 	return sizeof(st);
+}
+
+static bool vmx_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
+			    size_t errlen)
+{
+	const struct vmx_state_limits lim = {
+		.phys_bits = cpuinfo.phys_bits,
+		.cr0_fixed0 = caps.cr0_fixed0,
+		.cr0_fixed1 = caps.cr0_fixed1,
+		.cr4_fixed0 = caps.cr4_fixed0,
+		.cr4_fixed1 = caps.cr4_fixed1,
+		.cr4_allowed = cpuinfo.cr4_allowed,
+		.efer_allowed = EFER_SCE | EFER_LME | EFER_LMA | (cpuinfo.nx ? EFER_NXE : 0),
+		.misc = caps.misc,
+		.va_bits = cpuinfo.va_bits,
+	};
+	struct vmx_saved_state st;
+
+	if (len != sizeof(st)) {
+		ksnprintf(err, errlen, "VMX state of %zu bytes, not %zu", len, sizeof(st));
+		return false;
+	}
+	memcpy(&st, buf, sizeof(st));
+	return vmx_saved_state_check(&st, regs, &lim, err, errlen);
 }
 
 static bool vmx_state_load(struct vcpu *v, const void *buf, size_t len)
@@ -1166,8 +1216,8 @@ static bool vmx_state_load(struct vcpu *v, const void *buf, size_t len)
 	if (len != sizeof(st) || !vmcs_make_current(a))
 		return false;
 	memcpy(&st, buf, sizeof(st));
-	for (unsigned i = 0; i < SAVED_GUEST_FIELDS; i++)
-		vmw(&w, saved_guest_fields[i], st.field[i]);
+	for (unsigned i = 0; i < SAVED_FIELDS; i++)
+		vmw(&w, saved_fields[i].field, *saved_field(&st, i));
 	if (w.failed) {
 		kprintf("vmx: VMWRITE to field 0x%x failed: %s\n", w.field,
 			vmx_instruction_error_name(w.error));
@@ -1194,10 +1244,13 @@ struct virt_backend vmx_backend = {
 	.run = vmx_run,
 	.msr_read = vmx_msr_read,
 	.msr_write = vmx_msr_write,
-	.inject_gp = vmx_inject_gp,
+	.inject_exception = vmx_inject_exception,
+	.guest_cpl = vmx_guest_cpl,
+	.guest_cr0 = vmx_guest_cr0,
 	.guest_cr4 = vmx_guest_cr4,
 	.flush_tlb = vmx_flush_tlb,
 	.dump = vmx_dump,
 	.state_save = vmx_state_save,
 	.state_load = vmx_state_load,
+	.state_check = vmx_state_check,
 };

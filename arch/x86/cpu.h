@@ -84,23 +84,5 @@ static inline uint64_t read_rflags(void)
 	return f;
 }
 
-/* MSR numbers used across arch/, svm/ and vmx/. */
-#define MSR_EFER 0xc0000080
-#define EFER_SCE (1u << 0)
-#define EFER_LME (1u << 8)
-#define EFER_LMA (1u << 10)
-#define EFER_NXE (1u << 11)
-#define EFER_SVME (1u << 12)
-#define MSR_APIC_BASE 0x1b
-#define APIC_BASE_BSP (1ull << 8)
-#define APIC_BASE_EXTD (1ull << 10) /* x2APIC mode */
-#define APIC_BASE_EN (1ull << 11)
-#define MSR_X2APIC_BASE 0x800 /* x2APIC register at MMIO offset off: MSR 0x800 + off / 16 */
-#define MSR_FEATURE_CONTROL 0x3a
-#define MSR_ARCH_CAPABILITIES 0x10a
-#define MSR_VMX_BASIC 0x480
-#define MSR_VMX_PROCBASED_CTLS 0x482
-#define MSR_VMX_PROCBASED_CTLS2 0x48b
-#define MSR_VMX_EPT_VPID_CAP 0x48c
-#define MSR_VM_CR 0xc0010114
-#define MSR_VM_HSAVE_PA 0xc0010117
+/* MSR numbers and bits. */
+#include "arch/x86/msr.h"

@@ -1,6 +1,7 @@
 /* CPU identification and virtualization capabilities. Every MSR read here is
  * guarded by the CPUID bit (or capability MSR bit) that says the MSR exists. */
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -88,8 +89,21 @@ static void read_features(void)
 		cpuinfo.xsave_size_max = d.ecx;
 	}
 
+	cpuinfo.phys_bits = cpuinfo.max_ext_leaf >= 0x80000008 ? cpuid(0x80000008, 0).eax & 0xff : 36;
+	cpuinfo.cr4_allowed = CR4_BASE_BITS | (l1.ecx & (1u << 17) ? CR4_PCIDE : 0) |
+			      (cpuinfo.xsave ? CR4_OSXSAVE : 0) |
+			      (cpuinfo.vmx.supported ? CR4_VMXE : 0);
+	cpuinfo.va_bits = 48;
 	if (cpuinfo.max_leaf >= 7) {
-		cpuinfo.has_arch_caps = cpuid(7, 0).edx & (1u << 29);
+		struct cpuid_regs l7 = cpuid(7, 0);
+		cpuinfo.cr4_allowed |= (l7.ebx & (1u << 0) ? CR4_FSGSBASE : 0) |
+				       (l7.ebx & (1u << 7) ? CR4_SMEP : 0) |
+				       (l7.ebx & (1u << 20) ? CR4_SMAP : 0) |
+				       (l7.ecx & (1u << 2) ? CR4_UMIP : 0) |
+				       (l7.ecx & (1u << 3) ? CR4_PKE : 0) |
+				       (l7.ecx & (1u << 16) ? CR4_LA57 : 0);
+		cpuinfo.has_arch_caps = l7.edx & (1u << 29);
+		cpuinfo.va_bits = x86_va_bits(cpuinfo.cr4_allowed);
 		if (cpuinfo.has_arch_caps)
 			cpuinfo.arch_caps = rdmsr(MSR_ARCH_CAPABILITIES);
 	}

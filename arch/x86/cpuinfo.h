@@ -54,6 +54,9 @@ struct cpuinfo {
 	bool is_amd, is_intel;
 
 	bool nx, pages_1g, x2apic, hypervisor;
+	unsigned phys_bits;           /* MAXPHYADDR: CPUID 0x80000008 EAX[7:0], else 36 */
+	uint64_t cr4_allowed;         /* the CR4 bits CPUID says this CPU implements */
+	unsigned va_bits;             /* linear-address width: 57 with LA57, else 48 */
 	bool xsave;
 	uint64_t xcr0_supported;      /* CPUID 0xD.0 EDX:EAX */
 	uint32_t xsave_size_enabled;  /* CPUID 0xD.0 EBX: for the features in XCR0 now */

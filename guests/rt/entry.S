@@ -9,6 +9,8 @@
  * RT_AOUT_KLUDGE, the header carries the load addresses itself (flag 16) and
  * the image stays ELF64, so a loader must honour the flag to load it. */
 
+#include "arch/x86/msr.h"
+
 #define MB1_HEADER_MAGIC 0x1badb002
 #define MB1_BOOT_MAGIC 0x2badb002
 #define MB1_PAGE_ALIGN (1 << 0)
@@ -28,8 +30,6 @@
 #define CR4_PAE (1 << 5)
 #define CR4_OSFXSR (1 << 9)
 #define CR4_OSXMMEXCPT (1 << 10)
-#define MSR_EFER 0xc0000080
-#define EFER_LME (1 << 8)
 #define CPUID_EXT_LM (1 << 29)
 #define PTE_P 0x1
 #define PTE_RW 0x2

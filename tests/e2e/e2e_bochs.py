@@ -7,6 +7,7 @@ import os
 import re
 
 from bare import run_bare
+from e2e_input import make_images
 from machine import GUESTS_DIR, guest_lines, make_iso, run_bochs, split_run_output, stat
 
 SCENARIOS = ["bochs_vmx_guests", "bochs_svm_guests"]
@@ -35,6 +36,23 @@ FAILING = [
 ]
 
 
+# Snapshot images given as modules to the VMX run (tests/e2e/mksnap.c): a
+# whole one that restores and exits 42, and broken ones each refused with its
+# reason. Their FPU area must match the vCPU's here: corei7_skylake_x has
+# AVX-512, 2688 bytes (`cpus`, vcpu-fpu).
+BOCHS_FPU_AREA = 2688
+VMX_IMAGES = [
+    ("uart_len", "UART line length 100000 beyond its 160-byte buffer"),
+    ("xcr0_zero", "XCR0 0x0 is not one XSETBV accepts"),
+    ("xstate_bv", "XSTATE_BV 0x4000000000000000 names components outside XCR0"),
+    ("cr0_high", "CR0 against the VMX fixed bits"),
+    ("efer", "EFER bits a guest may not set"),
+    ("fs_base", "FS base out of range"),
+    ("pat", "IA32_PAT holds a reserved memory type"),
+    ("rflags", "reserved RFLAGS bits"),
+]
+
+
 def command(*words):
     return " ".join(w for w in words if w)
 
@@ -58,10 +76,17 @@ def bochs_guests(check, model, prefix, failing):
         cmds += [command("vm create", vm, "misbehave -- " + mode),
                  command("vm run", vm, run_opts), "vm destroy " + vm]
     cmds += ["vm create eager touch mem=64M backing=eager -- mib=16", "vm run eager",
-             "stats eager", "vm audit eager", "version", "poweroff"]
+             "stats eager", "vm audit eager"]
     names = sorted({g for _, g, _, _ in MATCHING} | {"misbehave"})
-    iso = make_iso(prefix + "-guests", 'run="%s"' % "; ".join(cmds),
-                   [os.path.join(GUESTS_DIR, n + ".elf") for n in names])
+    modules = [os.path.join(GUESTS_DIR, n + ".elf") for n in names]
+    if prefix == "vmx":
+        cmds += ["vm create bad restore=%s" % f for f, _ in VMX_IMAGES]
+        cmds += ["vm images", "vm create good restore=ok", "vm run good timeout=60",
+                 "vm audit good"]
+        modules += make_images("vmx", BOCHS_FPU_AREA, [("ok", "none")] +
+                               [(f, f) for f, _ in VMX_IMAGES])
+    cmds += ["version", "poweroff"]
+    iso = make_iso(prefix + "-guests", 'run="%s"' % "; ".join(cmds), modules)
     log = run_bochs(iso, model=model, timeout=600)
     parts = split_run_output(log)
 
@@ -117,5 +142,14 @@ def bochs_guests(check, model, prefix, failing):
     for vm in [m[0] for m in MATCHING] + ["eager"]:
         out = part("vm audit " + vm)
         check(prefix + "/audit-" + vm, "mmu audit: ok" in out, out)
+    if prefix == "vmx":
+        for fault, reason in VMX_IMAGES:
+            out = part("vm create bad restore=" + fault)
+            check("vmx/image-refused-" + fault, reason in out and "created" not in out, out)
+        check("vmx/image-no-slots-taken", "no images" in part("vm images"), part("vm images"))
+        out = part("vm run good timeout=60")
+        check("vmx/image-restores", "vm good created" in part("vm create good restore=ok") and
+              "vm good exited: status 42" in out, part("vm create good restore=ok") + out)
+        check("vmx/image-audit", "mmu audit: ok" in part("vm audit good"), part("vm audit good"))
     check(prefix + "/sprig-goes-on", "sprig " in part("version"), log[-1500:])
     check(prefix + "/poweroff", "poweroff" in parts, log[-500:])

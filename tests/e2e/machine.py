@@ -5,6 +5,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
@@ -31,32 +32,20 @@ class Timeout(Exception):
     pass
 
 
-class Machine:
-    """One emulator running sprig; `log` keeps everything the console printed."""
+class Console:
+    """sprig's serial console, whatever carries it; `log` keeps everything it
+    printed. Subclasses give _recv (bytes, b"" at the end, None for nothing
+    yet), send_bytes and close."""
 
-    def __init__(self, iso, firmware="bios", smp=1, mem="1G", extra=()):
-        self.tmp = tempfile.mkdtemp(prefix="sprig-e2e-")
-        cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", mem,
-               "-smp", str(smp), "-display", "none", "-serial", "stdio",
-               "-monitor", "none", "-no-reboot",
-               "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-cdrom", iso]
-        if firmware == "uefi":
-            vars_copy = os.path.join(self.tmp, "vars.fd")
-            shutil.copy(OVMF_VARS, vars_copy)
-            cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + OVMF_CODE,
-                    "-drive", "if=pflash,format=raw,unit=1,file=" + vars_copy]
-        cmd += list(extra)
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.STDOUT, start_new_session=True)
+    def _start_log(self):
         self.log = ""
         self.pending_cr = ""
         self.pos = 0  # how much of log has been consumed by expect()
 
     def _read(self, timeout):
-        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not r:
+        data = self._recv(timeout)
+        if data is None:
             return False
-        data = os.read(self.proc.stdout.fileno(), 65536)
         if not data:
             return None
         # A "\r\n" may straddle two reads: hold a trailing "\r" back.
@@ -81,8 +70,7 @@ class Machine:
                 raise Timeout("emulator exited before %r; console tail:\n%s" % (text, self.log[-1500:]))
 
     def send(self, raw):
-        self.proc.stdin.write(raw.encode())
-        self.proc.stdin.flush()
+        self.send_bytes(raw.encode())
 
     def command(self, line, timeout=30):
         """Type LINE, return its output (between the echoed line and the next prompt)."""
@@ -90,6 +78,36 @@ class Machine:
         self.expect("\n", timeout)  # the echoed line
         out = self.expect(PROMPT, timeout)
         return out.lstrip("\n")
+
+
+class Machine(Console):
+    """QEMU running sprig, its console on QEMU's standard input and output."""
+
+    def __init__(self, iso, firmware="bios", smp=1, mem="1G", extra=()):
+        self.tmp = tempfile.mkdtemp(prefix="sprig-e2e-")
+        cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", mem,
+               "-smp", str(smp), "-display", "none", "-serial", "stdio",
+               "-monitor", "none", "-no-reboot",
+               "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-cdrom", iso]
+        if firmware == "uefi":
+            vars_copy = os.path.join(self.tmp, "vars.fd")
+            shutil.copy(OVMF_VARS, vars_copy)
+            cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + OVMF_CODE,
+                    "-drive", "if=pflash,format=raw,unit=1,file=" + vars_copy]
+        cmd += list(extra)
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, start_new_session=True)
+        self._start_log()
+
+    def _recv(self, timeout):
+        r, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not r:
+            return None
+        return os.read(self.proc.stdout.fileno(), 65536)
+
+    def send_bytes(self, data):
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
 
     def wait_exit(self, timeout=30):
         deadline = time.time() + timeout
@@ -159,6 +177,60 @@ def _run_bochs_locked(iso, model, megs, timeout):
             return f.read().decode("utf-8", "replace").replace("\r\n", "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+class BochsConsole(Console):
+    """Bochs running sprig, its COM1 on a TCP socket: the console driven
+    interactively, as Machine drives QEMU's. Holds the one-Bochs lock."""
+
+    def __init__(self, iso, model="corei7_skylake_x", megs=512):
+        self.lock = open(BOCHS_LOCK, "w")
+        fcntl.flock(self.lock, fcntl.LOCK_EX)
+        self.tmp = tempfile.mkdtemp(prefix="sprig-bochs-")
+        self.sock = None
+        self._start_log()
+        srv = socket.socket()
+        try:
+            srv.bind(("127.0.0.1", 0))
+            srv.listen(1)
+            srv.settimeout(60)
+            conf = os.path.join(self.tmp, "bochsrc")
+            rc = os.path.join(self.tmp, "rc")
+            with open(rc, "w") as f:
+                f.write("c\nquit\n")
+            text = BOCHSRC.format(megs=megs, model=model, iso=iso, out="/dev/null",
+                                  log=os.path.join(self.tmp, "bochs.log"))
+            text = text.replace("com1: enabled=1, mode=file, dev=/dev/null",
+                                "com1: enabled=1, mode=socket-client, dev=127.0.0.1:%d"
+                                % srv.getsockname()[1])
+            with open(conf, "w") as f:
+                f.write(text)
+            self.proc = subprocess.Popen(["bochs", "-q", "-f", conf, "-rc", rc],
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, start_new_session=True)
+            self.sock, _ = srv.accept()
+        finally:
+            srv.close()
+
+    def _recv(self, timeout):
+        r, _, _ = select.select([self.sock], [], [], timeout)
+        if not r:
+            return None
+        return self.sock.recv(65536)
+
+    def send_bytes(self, data):
+        self.sock.sendall(data)
+
+    def close(self):
+        try:
+            if self.sock:
+                self.sock.close()
+            if self.proc.poll() is None:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.lock.close()
 
 
 def guest_lines(out, vm):

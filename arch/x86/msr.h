@@ -1,0 +1,64 @@
+/* Model-specific registers: their numbers and the bits sprig names, in one
+ * place (SDM vol. 4, APM vol. 2 appendix A). Pure definitions, for the kernel,
+ * the host tests, the test guests and assembly alike; the capability MSRs of
+ * VMX that only vmx/ reads stay in vmx/vmcs.h. */
+#pragma once
+
+/* Architectural MSRs. */
+#define MSR_TSC 0x10
+#define MSR_APIC_BASE 0x1b
+#define MSR_FEATURE_CONTROL 0x3a
+#define MSR_MTRRCAP 0xfe
+#define MSR_ARCH_CAPABILITIES 0x10a
+#define MSR_SYSENTER_CS 0x174
+#define MSR_SYSENTER_ESP 0x175
+#define MSR_SYSENTER_EIP 0x176
+#define MSR_MISC_ENABLE 0x1a0
+#define MSR_PAT 0x277
+#define MSR_MTRR_DEF_TYPE 0x2ff
+#define MSR_VMX_BASIC 0x480
+#define MSR_VMX_PROCBASED_CTLS 0x482
+#define MSR_VMX_PROCBASED_CTLS2 0x48b
+#define MSR_VMX_EPT_VPID_CAP 0x48c
+#define MSR_X2APIC_BASE 0x800 /* x2APIC register at MMIO offset off: MSR 0x800 + off / 16 */
+
+/* The long-mode and AMD MSRs. */
+#define MSR_EFER 0xc0000080
+#define MSR_STAR 0xc0000081
+#define MSR_LSTAR 0xc0000082
+#define MSR_CSTAR 0xc0000083
+#define MSR_SFMASK 0xc0000084
+#define MSR_FS_BASE 0xc0000100
+#define MSR_GS_BASE 0xc0000101
+#define MSR_KERNEL_GS_BASE 0xc0000102
+#define MSR_TSC_AUX 0xc0000103
+#define MSR_VM_CR 0xc0010114
+#define MSR_VM_HSAVE_PA 0xc0010117
+
+/* EFER bits (plain ints, so that assembly can use them too). */
+#define EFER_SCE (1 << 0)
+#define EFER_LME (1 << 8)
+#define EFER_LMA (1 << 10)
+#define EFER_NXE (1 << 11)
+#define EFER_SVME (1 << 12)
+
+#define MISC_ENABLE_FAST_STRINGS 1
+
+/* PAT memory types; 2, 3 and 8 and up are reserved. */
+#define PAT_UC 0
+#define PAT_WC 1
+#define PAT_WT 4
+#define PAT_WP 5
+#define PAT_WB 6
+#define PAT_UC_MINUS 7
+
+#ifndef __ASSEMBLY__
+#define APIC_BASE_BSP (1ull << 8)
+#define APIC_BASE_EXTD (1ull << 10) /* x2APIC mode */
+#define APIC_BASE_EN (1ull << 11)
+/* IA32_PAT at reset: WB, WT, UC-, UC, and the same again. */
+#define PAT_DEFAULT 0x0007040600070406ull
+/* MTRR_DEF_TYPE: the default memory type (7:0), fixed-range enable (10) and
+ * MTRR enable (11); the other bits are reserved. */
+#define MTRR_DEF_TYPE_VALID_BITS 0xcffull
+#endif

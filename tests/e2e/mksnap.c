@@ -1,0 +1,111 @@
+/* mksnap: write a snapshot image (docs/snapshot.md) of a tiny guest, or of
+ * the same guest with one field made hostile, for the restore tests. Built
+ * for the host from sprig's own headers, so the layout is the real one.
+ *
+ *   mksnap OUT svm|vmx XSAVE_BYTES [FAULT]
+ *
+ * The guest runs in 32-bit protected mode with paging off at 1 MiB and writes
+ * 42 to the exit port. FAULT names the one field to break (see faults[]). */
+#include "arch/x86/regs.h"
+#include "tests/unit/flat_state.h"
+#include "virt/snapshot.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MEM_BYTES (2u << 20)
+#define ENTRY 0x100000u
+#define STATE_OFFSET 4096u
+#define MEMORY_OFFSET (STATE_OFFSET + 4096u * 3)
+
+static const uint8_t program[] = { 0xb0, 42, 0xe6, 0xf4, 0xf4 }; /* mov al,42; out 0xf4,al; hlt */
+
+static const char *const faults[] = {
+	"none", "uart_len", "xcr0_zero", "xcr0_avx_no_sse", "xstate_bv", "xcomp_bv", "mxcsr",
+	"rflags", "rip", "cr0_high", "efer", "fs_base", "pat", "backend", "state_bytes",
+	"mem_size", "mem_offset", "magic", "truncated", NULL,
+};
+
+int main(int argc, char **argv)
+{
+	static struct vcpu_state st;
+	static uint8_t blob[MEMORY_OFFSET + MEM_BYTES];
+	struct snapshot_header *h = (void *)blob;
+	const char *fault = argc > 4 ? argv[4] : "none";
+	size_t size = sizeof(blob);
+	int known = 0;
+
+	if (argc < 4 || (strcmp(argv[2], "svm") && strcmp(argv[2], "vmx"))) {
+		fprintf(stderr, "usage: mksnap OUT svm|vmx XSAVE_BYTES [FAULT]\n");
+		return 2;
+	}
+	for (int i = 0; faults[i]; i++)
+		known |= strcmp(faults[i], fault) == 0;
+	if (!known) {
+		fprintf(stderr, "mksnap: unknown fault '%s'\n", fault);
+		return 2;
+	}
+	_Static_assert(sizeof(struct vcpu_state) <= 3 * 4096, "the state fits its gap");
+	flat_vcpu_state(&st, argv[2], (uint32_t)atoi(argv[3]), ENTRY);
+
+	memcpy(h->magic, SNAPSHOT_MAGIC, 8);
+	h->version = SNAPSHOT_VERSION;
+	h->state_bytes = sizeof(st);
+	h->mem_bytes = MEM_BYTES;
+	h->state_offset = STATE_OFFSET;
+	h->memory_offset = MEMORY_OFFSET;
+	memcpy(blob + MEMORY_OFFSET + ENTRY, program, sizeof(program));
+
+	if (!strcmp(fault, "uart_len"))
+		st.uart.len = 100000; /* would index far past the line buffer */
+	else if (!strcmp(fault, "xcr0_zero"))
+		st.xcr0 = 0;
+	else if (!strcmp(fault, "xcr0_avx_no_sse"))
+		st.xcr0 = XCR0_X87 | XCR0_AVX;
+	else if (!strcmp(fault, "xstate_bv"))
+		*(uint64_t *)(st.xsave + 512) = 1ull << 62;
+	else if (!strcmp(fault, "xcomp_bv"))
+		*(uint64_t *)(st.xsave + 520) = (1ull << 63) | 3;
+	else if (!strcmp(fault, "mxcsr"))
+		*(uint32_t *)(st.xsave + 24) = 0xffffffff;
+	else if (!strcmp(fault, "rflags"))
+		st.regs.rflags = 0xffffffffffffffffull;
+	else if (!strcmp(fault, "rip"))
+		st.regs.rip = 0x8000000000000000ull;
+	else if (!strcmp(fault, "cr0_high") && !strcmp(argv[2], "svm"))
+		((struct vmcb_save *)st.arch)->cr0 |= 1ull << 40;
+	else if (!strcmp(fault, "cr0_high"))
+		((struct vmx_saved_state *)st.arch)->cr0 |= 1ull << 40;
+	else if (!strcmp(fault, "efer") && !strcmp(argv[2], "svm"))
+		((struct vmcb_save *)st.arch)->efer |= 1ull << 40;
+	else if (!strcmp(fault, "efer"))
+		((struct vmx_saved_state *)st.arch)->efer |= 1ull << 40;
+	else if (!strcmp(fault, "fs_base") && !strcmp(argv[2], "svm"))
+		((struct vmcb_save *)st.arch)->fs.base = 0x0100000000000000ull;
+	else if (!strcmp(fault, "fs_base"))
+		((struct vmx_saved_state *)st.arch)->base[VMX_FS] = 0x0100000000000000ull;
+	else if (!strcmp(fault, "pat") && !strcmp(argv[2], "svm"))
+		((struct vmcb_save *)st.arch)->g_pat = ~0ull;
+	else if (!strcmp(fault, "pat"))
+		((struct vmx_saved_state *)st.arch)->pat = ~0ull;
+	else if (!strcmp(fault, "backend"))
+		memset(st.backend, 'x', sizeof(st.backend));
+	else if (!strcmp(fault, "state_bytes"))
+		h->state_bytes = 8;
+	else if (!strcmp(fault, "mem_size"))
+		h->mem_bytes = 1ull << 62;
+	else if (!strcmp(fault, "mem_offset"))
+		h->memory_offset = ~0ull - 4095;
+	else if (!strcmp(fault, "magic"))
+		h->magic[0] = 'X';
+	else if (!strcmp(fault, "truncated"))
+		size = MEMORY_OFFSET + 4096;
+	memcpy(blob + STATE_OFFSET, &st, sizeof(st));
+
+	FILE *f = fopen(argv[1], "wb");
+	if (!f || fwrite(blob, 1, size, f) != size || fclose(f)) {
+		perror(argv[1]);
+		return 1;
+	}
+	return 0;
+}

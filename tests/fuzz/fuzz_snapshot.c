@@ -1,0 +1,108 @@
+/* virt/state_check.c, svm/saved_state.c and vmx/saved_state.c: what sprig
+ * checks of a snapshot image before any of it is used. Two input forms:
+ *  - a whole image blob (it starts with the magic "SPRIGSNP"): the header is
+ *    checked, then the vCPU state it points at, for both backends;
+ *  - otherwise, patches to a valid flat state (tests/unit/flat_state.c):
+ *    byte 0 picks the backend, then records [u16 offset][u8 len][bytes]
+ *    overwrite the struct vcpu_state, so that mutations reach the register
+ *    checks instead of dying at the magic.
+ * A state that passes must be one sprig can load without reaching outside
+ * its buffers: the properties below are what vcpu_state_load relies on. */
+#include "arch/x86/regs.h"
+#include "svm/saved_state.h"
+#include "tests/fuzz/fuzz.h"
+#include "tests/unit/flat_state.h"
+#include "virt/state_check.h"
+#include <stdint.h>
+#include <string.h>
+
+#define AREA 832
+
+static const struct fpu_limits fpu_lim = {
+	.xsave = true, .area_bytes = AREA, .xcr0_allowed = 7, .mxcsr_mask = 0xffff,
+};
+static const struct svm_state_limits svm_lim = {
+	.phys_bits = 48, .cr4_allowed = CR4_BASE_BITS | CR4_OSXSAVE | CR4_FSGSBASE,
+	.efer_allowed = (1u << 0) | (1u << 8) | (1u << 10) | (1u << 11), .va_bits = 57,
+};
+static const struct vmx_state_limits vmx_lim = {
+	.phys_bits = 40, .cr0_fixed0 = 0x80000021, .cr0_fixed1 = 0xffffffff,
+	.cr4_fixed0 = 0x2000, .cr4_fixed1 = 0x3767ff, .cr4_allowed = CR4_BASE_BITS | CR4_OSXSAVE,
+	.efer_allowed = (1u << 0) | (1u << 8) | (1u << 10) | (1u << 11), .misc = 0x1c0, .va_bits = 48,
+};
+
+static void check_state(const struct vcpu_state *st)
+{
+	char err[160];
+	bool svm = strncmp(st->backend, "svm", sizeof(st->backend)) == 0;
+	bool ok = vcpu_state_check_common(st, svm ? "svm" : "vmx", &fpu_lim, err, sizeof(err));
+
+	if (ok) {
+		FUZZ_ASSERT(st->uart.len < sizeof(st->uart.line));
+		FUZZ_ASSERT(st->xsave_bytes == AREA && st->arch_bytes <= VCPU_ARCH_STATE_MAX);
+		FUZZ_ASSERT(xcr0_valid(st->xcr0, fpu_lim.xcr0_allowed));
+		uint64_t xstate_bv;
+		memcpy(&xstate_bv, st->xsave + 512, 8);
+		FUZZ_ASSERT(!(xstate_bv & ~fpu_lim.xcr0_allowed));
+	} else {
+		FUZZ_ASSERT(err[0]);
+	}
+	/* The backend checks run on any bytes: they must never read past the
+	 * state or misbehave, whatever the common part said. */
+	if (svm) {
+		struct vmcb_save s;
+		memcpy(&s, st->arch, sizeof(s));
+		if (svm_saved_state_check(&s, &st->regs, &svm_lim, err, sizeof(err))) {
+			FUZZ_ASSERT(!(s.cr0 >> 32) && !(s.dr7 >> 32) && x86_pat_valid(s.g_pat));
+			FUZZ_ASSERT(!(st->regs.rflags & RFLAGS_RESERVED));
+		}
+	} else {
+		struct vmx_saved_state s;
+		memcpy(&s, st->arch, sizeof(s));
+		if (vmx_saved_state_check(&s, &st->regs, &vmx_lim, err, sizeof(err))) {
+			FUZZ_ASSERT((s.cr0 & 0x20) && (s.cr4 & 0x2000) && x86_pat_valid(s.pat));
+			FUZZ_ASSERT(!(st->regs.rflags & RFLAGS_RESERVED) && s.activity <= 3);
+		}
+	}
+	if (fuzz_verbose())
+		printf("state %s: %s\n", st->backend, ok ? "accepted" : err);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static struct vcpu_state st;
+
+	if (size >= 8 && memcmp(data, SNAPSHOT_MAGIC, 8) == 0) {
+		/* A blob of exactly the input's size, 8-byte aligned as modules are. */
+		uint8_t *blob = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
+		const struct vcpu_state *state;
+		char err[160];
+
+		memcpy(blob, data, size);
+		if (snapshot_header_check(blob, size, &state, err, sizeof(err))) {
+			const struct snapshot_header *h = (const void *)blob;
+			FUZZ_ASSERT(h->state_offset + sizeof(st) <= size);
+			FUZZ_ASSERT(h->memory_offset + h->mem_bytes <= size);
+			FUZZ_ASSERT(h->mem_bytes <= SNAPSHOT_MEM_MAX && h->mem_bytes);
+			memcpy(&st, state, sizeof(st));
+			check_state(&st);
+		} else if (fuzz_verbose()) {
+			printf("image: %s\n", err);
+		}
+		free(blob);
+		return 0;
+	}
+	flat_vcpu_state(&st, size && (data[0] & 1) ? "vmx" : "svm", AREA, 0x100000);
+	for (size_t i = 1; i + 3 <= size;) {
+		size_t off = (data[i] | (size_t)data[i + 1] << 8) % sizeof(st), len = data[i + 2];
+		i += 3;
+		if (len > size - i)
+			len = size - i;
+		if (len > sizeof(st) - off)
+			len = sizeof(st) - off;
+		memcpy((uint8_t *)&st + off, data + i, len);
+		i += len;
+	}
+	check_state(&st);
+	return 0;
+}

@@ -1,0 +1,66 @@
+/* Flat starting states (flat_state.h). */
+#include "flat_state.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/regs.h"
+#include <string.h>
+
+void flat_svm_state(struct vmcb_save *s)
+{
+	const struct vmcb_segment code = { 0x08, 0xc9b, 0xffffffff, 0 };
+	const struct vmcb_segment data = { 0x10, 0xc93, 0xffffffff, 0 };
+
+	memset(s, 0, sizeof(*s));
+	s->cs = code;
+	s->ds = s->es = s->fs = s->gs = s->ss = data;
+	s->tr.attrib = 0x8b;
+	s->tr.limit = 0xffff;
+	s->gdtr.limit = s->idtr.limit = 0xffff;
+	s->cr0 = CR0_PE | CR0_ET;
+	s->efer = EFER_SVME;
+	s->dr6 = 0xffff0ff0;
+	s->dr7 = 0x400;
+	s->g_pat = FLAT_PAT;
+}
+
+void flat_vmx_state(struct vmx_saved_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	for (int i = 0; i < VMX_SEGS; i++) {
+		s->selector[i] = 0x10;
+		s->limit[i] = 0xffffffff;
+		s->access[i] = 0xc093;
+	}
+	s->selector[VMX_CS] = 0x08;
+	s->access[VMX_CS] = 0xc09b;
+	s->selector[VMX_LDTR] = s->limit[VMX_LDTR] = 0;
+	s->access[VMX_LDTR] = 1u << 16; /* unusable */
+	s->selector[VMX_TR] = 0;
+	s->limit[VMX_TR] = 0xffff;
+	s->access[VMX_TR] = 0x8b;
+	s->gdtr_limit = s->idtr_limit = 0xffff;
+	s->cr0 = CR0_PE | CR0_ET | CR0_NE;
+	s->cr0_shadow = CR0_PE | CR0_ET;
+	s->cr4 = CR4_VMXE;
+	s->dr7 = 0x400;
+	s->pat = FLAT_PAT;
+}
+
+void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,
+		     uint64_t entry)
+{
+	memset(st, 0, sizeof(*st));
+	strncpy(st->backend, backend, sizeof(st->backend) - 1);
+	if (strcmp(backend, "svm") == 0) {
+		flat_svm_state((struct vmcb_save *)st->arch);
+		st->arch_bytes = sizeof(struct vmcb_save);
+	} else {
+		flat_vmx_state((struct vmx_saved_state *)st->arch);
+		st->arch_bytes = sizeof(struct vmx_saved_state);
+	}
+	st->regs.rip = entry;
+	st->regs.rflags = RFLAGS_FIXED;
+	st->xcr0 = XCR0_X87;
+	st->xsave_bytes = xsave_bytes;
+	memcpy(st->xsave + 0, &(uint16_t){ 0x37f }, 2);     /* FCW */
+	memcpy(st->xsave + 24, &(uint32_t){ 0x1f80 }, 4);   /* MXCSR */
+}

@@ -1,0 +1,126 @@
+/* The guest-visible MSR policy (msr_policy.h). */
+#include "virt/msr_policy.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/regs.h"
+
+#define LOW32 0xffffffffull
+
+enum msr_home msr_home(uint32_t msr)
+{
+	switch (msr) {
+	case MSR_EFER:
+	case MSR_STAR:
+	case MSR_LSTAR:
+	case MSR_CSTAR:
+	case MSR_SFMASK:
+	case MSR_FS_BASE:
+	case MSR_GS_BASE:
+	case MSR_KERNEL_GS_BASE:
+	case MSR_SYSENTER_CS:
+	case MSR_SYSENTER_ESP:
+	case MSR_SYSENTER_EIP:
+	case MSR_PAT:
+		return MSR_HOME_BACKEND;
+	case MSR_TSC:
+	case MSR_MISC_ENABLE:
+	case MSR_MTRRCAP:
+	case MSR_MTRR_DEF_TYPE:
+	case MSR_TSC_AUX:
+		return MSR_HOME_VIRT;
+	default:
+		return MSR_HOME_NONE;
+	}
+}
+
+bool msr_fixed_value(uint32_t msr, uint64_t *val)
+{
+	switch (msr) {
+	case MSR_MISC_ENABLE:
+		*val = MISC_ENABLE_FAST_STRINGS;
+		return true;
+	case MSR_MTRRCAP:       /* no fixed-range or variable MTRRs to program */
+	case MSR_MTRR_DEF_TYPE: /* MTRRs disabled: guest memory is write-back */
+	case MSR_TSC_AUX:
+		*val = 0;
+		return true;
+	default:
+		return false;
+	}
+}
+
+static const char *check_efer(uint64_t val, const struct msr_guest *g)
+{
+	uint64_t allowed = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
+
+	if (val & ~allowed)
+		return "reserved EFER bit";
+	if ((val & EFER_NXE) && !g->nx)
+		return "EFER.NXE without NX";
+	if ((val ^ g->efer) & EFER_LMA)
+		return "EFER.LMA changed: it is the CPU's";
+	if (((val ^ g->efer) & EFER_LME) && (g->cr0 & CR0_PG))
+		return "EFER.LME changed while paging";
+	return NULL;
+}
+
+/* The MTRR memory types: the PAT's but UC- (7). */
+static bool mtrr_type_valid(uint64_t type)
+{
+	return type == PAT_UC || type == PAT_WC || type == PAT_WT || type == PAT_WP ||
+	       type == PAT_WB;
+}
+
+const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *g,
+			    uint64_t *store)
+{
+	const char *why = NULL;
+
+	*store = val;
+	switch (msr) {
+	case MSR_EFER:
+		why = check_efer(val, g);
+		break;
+	case MSR_FS_BASE:
+	case MSR_GS_BASE:
+	case MSR_KERNEL_GS_BASE:
+	case MSR_LSTAR:
+	case MSR_CSTAR:
+	case MSR_SYSENTER_ESP:
+	case MSR_SYSENTER_EIP:
+		if (!x86_canonical(val, g->va_bits))
+			why = "non-canonical address";
+		break;
+	case MSR_PAT:
+		if (!x86_pat_valid(val))
+			why = "reserved PAT memory type";
+		break;
+	case MSR_STAR:
+	case MSR_TSC:
+		break;
+	case MSR_SFMASK:
+	case MSR_SYSENTER_CS:
+		*store = val & LOW32;
+		break;
+	case MSR_MISC_ENABLE:
+	case MSR_MTRRCAP: {
+		uint64_t cur = 0;
+
+		msr_fixed_value(msr, &cur);
+		if (msr == MSR_MTRRCAP || val != cur)
+			why = "read-only";
+		break;
+	}
+	case MSR_MTRR_DEF_TYPE:
+		if ((val & ~MTRR_DEF_TYPE_VALID_BITS) || !mtrr_type_valid(val & 0xff))
+			why = "reserved MTRR_DEF_TYPE bit or type";
+		break;
+	case MSR_TSC_AUX:
+		if (val >> 32)
+			why = "TSC_AUX bits 63:32 set";
+		break;
+	default:
+		why = "unknown MSR";
+		break;
+	}
+	return why;
+}

@@ -1,0 +1,56 @@
+/* The MSRs a guest sees, as one policy for both backends: which MSRs exist,
+ * where each one's value lives, and which writes are valid. virt/msr.c applies
+ * it at every RDMSR/WRMSR exit; the backends only store and load the values it
+ * let through. Pure code, also built for the host (tests/unit/test_msr.c).
+ *
+ * What the guest sees, per MSR (anything else raises #GP, read or write):
+ *   EFER               SCE, LME, NXE (NXE only when CPUID reports NX); LMA
+ *                      reads as the CPU sets it and may only be written with
+ *                      its current value; LME may not change while CR0.PG=1
+ *                      (SDM vol. 3A 2.2.1 / 9.8.5, APM vol. 2 3.1.7: #GP)
+ *   FS_BASE GS_BASE KERNEL_GS_BASE LSTAR CSTAR SYSENTER_ESP SYSENTER_EIP
+ *                      canonical addresses (at the linear-address width the
+ *                      guest's CPUID reports: 57 bits with LA57, else 48)
+ *   PAT                memory types 0, 1, 4, 5, 6, 7 in every byte; resets to
+ *                      PAT_DEFAULT
+ *   STAR               any value
+ *   SFMASK SYSENTER_CS any value; bits 63:32 read as zero (writes ignored)
+ *   TSC                any value: moves this guest's TSC only
+ *   MISC_ENABLE        reads FAST_STRINGS; read-only (a write of that value
+ *                      is accepted)
+ *   MTRRCAP            reads 0 (no fixed or variable MTRRs); read-only
+ *   MTRR_DEF_TYPE      reads 0; writes with valid types and no reserved bits
+ *                      are accepted and dropped (guest memory is write-back)
+ *   TSC_AUX            reads 0; writes of 32-bit values accepted and dropped */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Where a known MSR's value lives. */
+enum msr_home {
+	MSR_HOME_NONE,    /* not an MSR sprig offers: #GP on read and write */
+	MSR_HOME_BACKEND, /* the VMCB or VMCS, or beside it: backend msr_read/msr_write */
+	MSR_HOME_VIRT,    /* virt/msr.c: the TSC offset, or a fixed value */
+};
+
+/* What the checks of a write need to know of the vCPU. */
+struct msr_guest {
+	uint64_t cr0;     /* CR0 as the guest sees it */
+	uint64_t efer;    /* EFER as the guest sees it (never SVME) */
+	bool nx;          /* CPUID 0x80000001 EDX.NX */
+	unsigned va_bits; /* linear-address width of the canonical checks: 48 or 57 */
+};
+
+enum msr_home msr_home(uint32_t msr);
+
+/* A guest's WRMSR of val to msr (one with a home): NULL when it is valid, with
+ * *store the value the MSR then holds; otherwise why the CPU raises #GP. */
+const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *g,
+			    uint64_t *store);
+
+/* What RDMSR returns for a MSR_HOME_VIRT MSR with a fixed value (all but the
+ * TSC); false for the others. */
+bool msr_fixed_value(uint32_t msr, uint64_t *val);
+
+
