@@ -229,20 +229,17 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 			e->insn_len = 3;
 		break;
 	case SVM_EXIT_INVD:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_INVD;
+		vexit_insn(e, INSN_INVD);
 		if (!e->insn_len)
 			e->insn_len = 2;
 		break;
 	case SVM_EXIT_RDPMC:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_RDPMC;
+		vexit_insn(e, INSN_RDPMC);
 		break;
 	case SVM_EXIT_MONITOR:
 	case SVM_EXIT_MWAIT:
 	case SVM_EXIT_MWAIT_CONDITIONAL:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_MONITOR_MWAIT;
+		vexit_insn(e, INSN_MONITOR_MWAIT);
 		break;
 	case SVM_EXIT_VMRUN:
 	case SVM_EXIT_VMLOAD:
@@ -251,8 +248,7 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 	case SVM_EXIT_CLGI:
 	case SVM_EXIT_SKINIT:
 	case SVM_EXIT_INVLPGA:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_VIRT;
+		vexit_insn(e, INSN_VIRT);
 		break;
 	case SVM_EXIT_INTR:
 	case SVM_EXIT_NMI:

@@ -68,6 +68,12 @@ struct vexit {
 	char text[96];
 };
 
+static inline void vexit_insn(struct vexit *e, enum vexit_insn insn)
+{
+	e->kind = VEXIT_INSN;
+	e->insn = insn;
+}
+
 /* The interface of a hardware backend (svm/svm.c, vmx/vmx.c). */
 struct virt_backend {
 	const char *name;                  /* "svm" or "vmx" */

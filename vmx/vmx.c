@@ -839,25 +839,21 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 		e->kind = VEXIT_XSETBV;
 		break;
 	case EXIT_INVD:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_INVD;
+		vexit_insn(e, INSN_INVD);
 		break;
 	case EXIT_RDPMC:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_RDPMC;
+		vexit_insn(e, INSN_RDPMC);
 		break;
 	case EXIT_MONITOR:
 	case EXIT_MWAIT:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_MONITOR_MWAIT;
+		vexit_insn(e, INSN_MONITOR_MWAIT);
 		break;
 	case EXIT_GETSEC:
 	case EXIT_VMCLEAR ... EXIT_VMXON: /* VMCLEAR through VMXON, VMCALL aside */
 	case EXIT_INVEPT:
 	case EXIT_INVVPID:
 	case EXIT_VMFUNC:
-		e->kind = VEXIT_INSN;
-		e->insn = INSN_VIRT;
+		vexit_insn(e, INSN_VIRT);
 		break;
 	default:
 		e->kind = VEXIT_UNKNOWN;
