@@ -20,7 +20,7 @@ QEMU_MEM ?= 1G
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-KERNEL_DIRS := boot arch/x86 lib mm virt svm vmx
+KERNEL_DIRS := boot arch/x86 lib mm virt virt/bench svm vmx
 KSRCS := $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S))
 KOBJS := $(patsubst %,$(B)/k/%.o,$(KSRCS))
 

@@ -21,7 +21,7 @@
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
 #include "tests/unit/host_mem.h"
-#include "virt/zap_patterns.h"
+#include "virt/bench/zap_patterns.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

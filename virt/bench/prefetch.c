@@ -13,7 +13,7 @@
 #include "lib/string.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
-#include "virt/scenario.h"
+#include "virt/bench/scenario.h"
 #include "virt/shell.h"
 #include "virt/snapshot.h"
 

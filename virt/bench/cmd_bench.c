@@ -1,7 +1,7 @@
 /* The `bench` console command: runs a registered scenario. */
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/scenario.h"
+#include "virt/bench/scenario.h"
 #include "virt/shell.h"
 
 /* Weak: with no scenario registered the section, and so these, do not exist. */

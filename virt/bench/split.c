@@ -25,7 +25,7 @@
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
-#include "virt/scenario.h"
+#include "virt/bench/scenario.h"
 #include "virt/shell.h"
 #include "virt/vm.h"
 

@@ -16,10 +16,10 @@
 #include "lib/string.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
-#include "virt/scenario.h"
+#include "virt/bench/scenario.h"
 #include "virt/shell.h"
 #include "virt/vm.h"
-#include "virt/zap_patterns.h"
+#include "virt/bench/zap_patterns.h"
 
 #define MiB (1ull << 20)
 #define GUEST_MEM (64 * MiB)

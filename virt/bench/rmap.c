@@ -16,7 +16,7 @@
 #include "mm/rmap.h"
 #include "virt/clone.h"
 #include "virt/kernel.h"
-#include "virt/scenario.h"
+#include "virt/bench/scenario.h"
 #include "virt/shell.h"
 
 #define MiB (1ull << 20)
