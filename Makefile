@@ -24,7 +24,8 @@ KERNEL_DIRS := boot arch/x86 lib mm virt virt/bench svm vmx
 KSRCS := $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S))
 KOBJS := $(patsubst %,$(B)/k/%.o,$(KSRCS))
 
-KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+KCFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Wshadow -Wmissing-prototypes -Wcast-qual -Wwrite-strings \
+	-Werror=implicit-function-declaration \
 	-m64 -march=x86-64 -ffreestanding -fno-pic -fno-pie -mno-red-zone \
 	-mgeneral-regs-only -mcmodel=small -fno-stack-protector \
 	-fno-asynchronous-unwind-tables -fno-omit-frame-pointer -nostdlib \

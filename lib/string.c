@@ -96,7 +96,7 @@ char *strchr(const char *s, int c)
 {
 	for (;; s++) {
 		if (*s == (char)c)
-			return (char *)s;
+			return (char *)(uintptr_t)s;
 		if (!*s)
 			return NULL;
 	}
@@ -110,6 +110,6 @@ char *strrchr(const char *s, int c)
 		if (*s == (char)c)
 			last = s;
 		if (!*s)
-			return (char *)last;
+			return (char *)(uintptr_t)last;
 	}
 }

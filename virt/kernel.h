@@ -7,3 +7,5 @@ extern struct boot_info boot_info;
 const struct boot_module *boot_module_find(const char *name);
 /* End of the identity-mapped physical range. */
 extern uint64_t mapped_top;
+/* The boot sequence, called by boot/entry.S in long mode. */
+void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa);

@@ -17,5 +17,7 @@ struct trap_frame {
 typedef void (*irq_handler_fn)(struct trap_frame *tf);
 
 void idt_init(void);
+/* Every exception and interrupt, from trap_entry.S with the frame it built. */
+void trap_dispatch(struct trap_frame *tf);
 /* Route interrupt vector (32..255) to fn; the handler must send EOI itself. */
 void irq_register(uint8_t vector, irq_handler_fn fn);
