@@ -138,24 +138,14 @@ static void unlock_sharers(struct mmu *mmu)
 	spin_unlock(&share_lock);
 }
 
-/* The MMU whose table holds sptep: tdp_table_init records it in the metadata
- * of the page after the table (its back-references). */
-static struct mmu *sptep_owner(const uint64_t *sptep)
-{
-	return frame_of((va_to_pa(sptep) & ~(PAGE_SIZE - 1)) + PAGE_SIZE)->owner;
-}
-
 /* Zap one leaf found through an rmap, in the MMU that owns it (whose write
- * lock is held). Its gfn and level come from the table it sits in. */
+ * lock is held). Its owner, gfn and level come from the table it sits in. */
 static void zap_rmap_entry(uint64_t *sptep)
 {
 	struct mmu *owner = sptep_owner(sptep);
-	struct frame *table = frame_of(va_to_pa(sptep) & ~(PAGE_SIZE - 1));
-	uint64_t index = (va_to_pa(sptep) & (PAGE_SIZE - 1)) / sizeof(uint64_t);
-	struct tdp_iter at = { .fmt = owner->root.fmt, .sptep = sptep, .level = table->pt.level };
 
-	at.gfn = ((uint64_t)table->pt.base_gfn_hi << 9) + index * tdp_level_pages(at.level);
-	tdp_set_spte(owner, &at, SPTE_NONE);
+	tdp_set_spte_at(owner, sptep, tdp_iter_read(sptep), SPTE_NONE, sptep_gfn(sptep),
+			sptep_level(sptep));
 	owner->share.flush_needed = true;
 }
 
@@ -265,7 +255,11 @@ static bool write_protect_all(struct mmu *mmu)
 	bool flush = false;
 	struct tdp_iter it;
 
+	rwlock_assert_held_write(&mmu->lock);
 	for_each_tdp_pte(it, &mmu->root, 0, TDP_GFN_LIMIT) {
+		/* Faults that get in meanwhile retry (the invalidation). */
+		if (tdp_cond_yield(mmu, &it, &flush))
+			continue;
 		if (!spte_present(f, it.old_spte) || !spte_is_leaf(f, it.old_spte, it.level))
 			continue;
 		if (it.level > 1) {

@@ -114,9 +114,14 @@ static bool protect_slot(struct mmu *mmu, struct memslot *slot, bool eager, bool
 	bool flush = false;
 	struct tdp_iter it;
 
+	rwlock_assert_held_write(&mmu->lock);
 	for_each_tdp_pte(it, &mmu->root, slot->base_gfn, memslot_end(slot)) {
 		uint64_t old;
 
+		/* Leaves made writable meanwhile are marked as they are (or set
+		 * D afresh): they land in this log or the next. */
+		if (tdp_cond_yield(mmu, &it, &flush))
+			continue;
 		if (!spte_present(f, it.old_spte) || !spte_is_leaf(f, it.old_spte, it.level))
 			continue;
 		if (it.level > 1 && eager) {
@@ -125,10 +130,10 @@ static bool protect_slot(struct mmu *mmu, struct memslot *slot, bool eager, bool
 			 * only slower at the first write. */
 			paddr_t table = tdp_table_alloc(mmu, it.level - 1, it.gfn);
 
-			if (table) {
-				flush |= tdp_split_huge_spte(
-					mmu, &it, table,
-					split_child_rights(f, it.old_spte, it.level, slot));
+			if (table && tdp_split_huge_spte(mmu, &it, table,
+							 split_child_rights(f, it.old_spte,
+									    it.level, slot),
+							 &flush) == TDP_SET_DONE) {
 				stat_add(&mmu->stats.huge_page_splits_eager, 1);
 				continue;
 			}

@@ -175,7 +175,7 @@ int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len)
 
 int mmu_write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len)
 {
-	return guest_copy(mmu, gpa, (void *)buf, len, true);
+	return guest_copy(mmu, gpa, (void *)(uintptr_t)buf, len, true);
 }
 
 uint64_t mmu_backed_pages(struct mmu *mmu)

@@ -55,6 +55,7 @@ struct mmu {
 	paddr_t tables_to_free; /* unlinked tables awaiting the next flush */
 	uint32_t dirty_log_slots; /* slots with MEMSLOT_DIRTY_LOG (changed under both locks) */
 	struct mmu_share share;   /* clones and aliases (mm/cow.h) */
+	uint64_t walk_visits;     /* SPTE visits of the running write-locked walk (tdp_cond_yield) */
 };
 
 enum tdp_fault_result {

@@ -79,7 +79,7 @@ struct frame_check {
 static void check_entry(uint64_t *sptep, void *ctx)
 {
 	struct frame_check *c = ctx;
-	struct frame *table = frame_of(va_to_pa(sptep) & ~(PAGE_SIZE - 1));
+	struct frame *table = sptep_to_table(sptep);
 	uint64_t spte;
 
 	if (!table || !(table->flags & FRAME_PAGETABLE)) {

@@ -87,14 +87,13 @@ bool leaf_matches_slot(const struct spte_format *f, uint64_t spte, paddr_t pa, i
 }
 
 /* Install one prefetched leaf into an empty entry; false if the entry is not
- * empty any more (a racing fault won: its leaf is as good). */
+ * empty any more (a racing fault won: its leaf is as good) or its rmap entry
+ * found no memory (the entry stays empty). */
 static bool install(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, uint64_t leaf)
 {
-	/* The setter needs only the entry, what it expects there, gfn and level. */
-	struct tdp_iter at = { .fmt = mmu->root.fmt, .sptep = sptep, .old_spte = SPTE_NONE,
-			       .gfn = gfn, .level = 1 };
+	uint64_t old = SPTE_NONE;
 
-	return tdp_set_spte_atomic(mmu, &at, leaf);
+	return tdp_set_spte_atomic_at(mmu, sptep, &old, leaf, gfn, 1) == TDP_SET_DONE;
 }
 
 struct prefetch_count {

@@ -102,7 +102,9 @@ static uint64_t many_head(const void *desc, enum rmap_desc_kind kind)
 
 /* --- ext3, ext14: KVM's layout before counted descriptors --- */
 
-static unsigned plain_add(uint64_t *v, uint64_t *sptep)
+/* spare: a zeroed descriptor of the chain's layout when add_needs_desc said
+ * so (the add then cannot fail). */
+static unsigned plain_add(uint64_t *v, uint64_t *sptep, void *spare)
 {
 	enum rmap_desc_kind kind = head_kind(*v);
 	unsigned ext = plain_ext[kind], count = 0, i;
@@ -111,9 +113,7 @@ static unsigned plain_add(uint64_t *v, uint64_t *sptep)
 	while (d->sptes[ext - 1]) {
 		count += ext;
 		if (!d->more) {
-			d->more = slab_zalloc(&desc_caches[kind]);
-			if (!d->more)
-				return 0;
+			d->more = spare;
 			d = d->more;
 			break;
 		}
@@ -184,15 +184,13 @@ static void counted_put(struct rmap_counted_desc *d, unsigned i, uint64_t *sptep
 	*rmap_backref(sptep) = &d->sptes[i];
 }
 
-static unsigned counted_add(uint64_t *v, uint64_t *sptep)
+static unsigned counted_add(uint64_t *v, uint64_t *sptep, void *spare)
 {
 	struct rmap_counted_desc *d = head_desc(*v);
 
 	if (d->count == RMAP_COUNTED_EXT) {
-		struct rmap_counted_desc *front = slab_alloc(&desc_caches[RMAP_DESC_COUNTED]);
+		struct rmap_counted_desc *front = spare;
 
-		if (!front)
-			return 0;
 		front->more = d;
 		front->count = 0;
 		front->tail_count = d->count + d->tail_count;
@@ -258,18 +256,14 @@ static unsigned counted_for_each(uint64_t v, void (*fn)(uint64_t *sptep, void *c
 
 /* --- the operations, under the head's bit lock --- */
 
-/* A second SPTE turns a single-entry head into a chain of the current layout. */
-static unsigned start_chain(uint64_t *v, uint64_t *sptep)
+/* A second SPTE turns a single-entry head into a chain of layout kind. */
+static unsigned start_chain(uint64_t *v, uint64_t *sptep, enum rmap_desc_kind kind, void *spare)
 {
-	enum rmap_desc_kind kind =
-		(enum rmap_desc_kind)__atomic_load_n(&mmu_config.rmap_desc, __ATOMIC_RELAXED);
 	uint64_t *first = (uint64_t *)(uintptr_t)*v;
 
 	if (kind == RMAP_DESC_COUNTED) {
-		struct rmap_counted_desc *d = slab_alloc(&desc_caches[kind]);
+		struct rmap_counted_desc *d = spare;
 
-		if (!d)
-			return 0;
 		d->more = NULL;
 		d->count = 2;
 		d->tail_count = 0;
@@ -277,10 +271,8 @@ static unsigned start_chain(uint64_t *v, uint64_t *sptep)
 		counted_put(d, 1, sptep);
 		*v = many_head(d, kind);
 	} else {
-		struct rmap_plain_desc *d = slab_zalloc(&desc_caches[kind]);
+		struct rmap_plain_desc *d = spare;
 
-		if (!d)
-			return 0;
 		d->sptes[0] = first;
 		d->sptes[1] = sptep;
 		*v = many_head(d, kind);
@@ -288,23 +280,77 @@ static unsigned start_chain(uint64_t *v, uint64_t *sptep)
 	return 2;
 }
 
-unsigned rmap_add(uint64_t *head, uint64_t *sptep)
+/* Whether adding to the chain v takes a new descriptor, and of which layout:
+ * a second entry starts a chain of the current layout; a counted chain whose
+ * first descriptor is full and a plain one whose descriptors are all full
+ * grow by one. */
+static bool add_needs_desc(uint64_t v, enum rmap_desc_kind *kind)
+{
+	if (!v)
+		return false;
+	if (!(v & RMAP_MANY)) {
+		*kind = (enum rmap_desc_kind)__atomic_load_n(&mmu_config.rmap_desc, __ATOMIC_RELAXED);
+		return true;
+	}
+	*kind = head_kind(v);
+	if (*kind == RMAP_DESC_COUNTED)
+		return ((struct rmap_counted_desc *)head_desc(v))->count == RMAP_COUNTED_EXT;
+	for (struct rmap_plain_desc *d = head_desc(v); d; d = d->more)
+		if (!d->sptes[plain_ext[*kind] - 1])
+			return false;
+	return true;
+}
+
+int rmap_add_publish(uint64_t *head, uint64_t *sptep, bool (*publish)(void *ctx), void *ctx)
 {
 	uint64_t v = head_lock(head);
+	enum rmap_desc_kind kind = RMAP_DESC_COUNTED;
+	void *spare = NULL;
 	unsigned size;
 
+	/* The entry is in this rmap already, so present: a racing install of
+	 * the same page (two faults on one page, the usual race) lost. Nothing
+	 * to allocate: publish fails, and may only report the current value. */
+	if (publish && v == (uint64_t)(uintptr_t)sptep) {
+		bool published = publish(ctx);
+
+		head_unlock(head, v);
+		return published ? 1 : -1;
+	}
+	/* Everything that can fail comes before the entry is published. */
+	if (add_needs_desc(v, &kind)) {
+		spare = kind == RMAP_DESC_COUNTED ? slab_alloc(&desc_caches[kind])
+						  : slab_zalloc(&desc_caches[kind]);
+		if (!spare) {
+			head_unlock(head, v);
+			return 0;
+		}
+	}
+	if (publish && !publish(ctx)) {
+		if (spare)
+			slab_free(&desc_caches[kind], spare);
+		head_unlock(head, v);
+		return -1;
+	}
 	if (!v) {
 		v = (uint64_t)(uintptr_t)sptep;
 		size = 1;
 	} else if (!(v & RMAP_MANY)) {
-		size = start_chain(&v, sptep);
+		size = start_chain(&v, sptep, kind, spare);
 	} else if (head_kind(v) == RMAP_DESC_COUNTED) {
-		size = counted_add(&v, sptep);
+		size = counted_add(&v, sptep, spare);
 	} else {
-		size = plain_add(&v, sptep);
+		size = plain_add(&v, sptep, spare);
 	}
 	head_unlock(head, v);
-	return size;
+	return (int)size;
+}
+
+unsigned rmap_add(uint64_t *head, uint64_t *sptep)
+{
+	int size = rmap_add_publish(head, sptep, NULL, NULL);
+
+	return size > 0 ? (unsigned)size : 0;
 }
 
 bool rmap_remove(uint64_t *head, uint64_t *sptep)

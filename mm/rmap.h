@@ -75,6 +75,14 @@ void rmap_init(void);
 /* Adds sptep to the rmap at head. Returns the rmap's size after the add, or 0
  * if no descriptor could be allocated (the rmap is then unchanged). */
 unsigned rmap_add(uint64_t *head, uint64_t *sptep);
+/* The same, joined to the write that publishes the SPTE: under the head's bit
+ * lock, first whatever the add needs is allocated, then publish(ctx) writes
+ * the entry (a compare-exchange may fail), and only if it did is sptep added.
+ * So a leaf is never published without its rmap entry, and a failed add
+ * leaves both unchanged. Returns the rmap's size after the add, 0 when no
+ * descriptor could be had (publish was not called), -1 when publish failed.
+ * publish runs with the head locked: it must not touch this rmap. */
+int rmap_add_publish(uint64_t *head, uint64_t *sptep, bool (*publish)(void *ctx), void *ctx);
 /* Removes sptep, which must be in the rmap. Returns false (and changes nothing)
  * if it is not: a broken caller, which the audit reports. */
 bool rmap_remove(uint64_t *head, uint64_t *sptep);

@@ -116,6 +116,20 @@ static void release_slab(struct slab_cache *c, struct slab *s)
 	frame_free(va_to_pa(s), c->slab_order);
 }
 
+#ifdef HOST_TEST
+unsigned slab_fail_nth;
+
+static bool slab_fail_injected(void)
+{
+	unsigned n = __atomic_load_n(&slab_fail_nth, __ATOMIC_RELAXED);
+
+	while (n && !__atomic_compare_exchange_n(&slab_fail_nth, &n, n - 1, true, __ATOMIC_RELAXED,
+						 __ATOMIC_RELAXED))
+		;
+	return n == 1;
+}
+#endif
+
 void *slab_alloc(struct slab_cache *c)
 {
 	struct slab *s;
@@ -123,6 +137,10 @@ void *slab_alloc(struct slab_cache *c)
 
 	if (!c->objs_per_slab)
 		return NULL;
+#ifdef HOST_TEST
+	if (slab_fail_injected())
+		return NULL;
+#endif
 	spin_lock(&c->lock);
 	s = c->partial;
 	if (!s) {

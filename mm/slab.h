@@ -42,6 +42,12 @@ void slab_init(struct slab_cache *c, const char *name, size_t obj_size);
 /* NULL when the frame allocator is out of memory. */
 void *slab_alloc(struct slab_cache *c);
 void *slab_zalloc(struct slab_cache *c);
+#ifdef HOST_TEST
+/* Host tests' fault injection: when nonzero, the slab_fail_nth-th slab_alloc
+ * (or slab_zalloc) from now, of any cache, returns NULL (1: the next one);
+ * the count then stays 0. */
+extern unsigned slab_fail_nth;
+#endif
 /* Frees obj; a pointer not allocated from c, or freed twice, is reported and ignored. */
 void slab_free(struct slab_cache *c, void *obj);
 /* Return the spare empty slab to the frame allocator. */

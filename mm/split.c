@@ -48,8 +48,9 @@ paddr_t tdp_table_take(struct mmu *mmu, struct tdp_table_cache *cache, int level
 
 	if (!cache)
 		return tdp_table_alloc(mmu, level, base_gfn);
-	if (!cache->count)
-		__builtin_trap(); /* the caller did not top up before locking */
+	/* The caller did not top up before locking: allocate after all. */
+	if (MMU_WARN_ON(!cache->count, level, base_gfn, 0, 0))
+		return tdp_table_alloc(mmu, level, base_gfn);
 	pa = cache->frames[--cache->count];
 	tdp_table_init(mmu, pa, level, base_gfn);
 	return pa;
@@ -76,38 +77,58 @@ uint64_t split_child_spte(const struct spte_format *f, uint64_t huge, int level,
 	return huge & f->accessed ? child : child & ~f->accessed;
 }
 
-static void fill_children(struct mmu *mmu, paddr_t table, uint64_t huge, int level, uint64_t gfn,
+/* Empty the first n children of a table nobody saw, through the choke point
+ * (undoing their accounting), and free it. */
+static void unfill_children(struct mmu *mmu, paddr_t table, int level, uint64_t gfn, unsigned n)
+{
+	uint64_t *pt = pa_to_va(table);
+
+	for (unsigned i = 0; i < n; i++)
+		tdp_set_unlinked_spte(mmu, &pt[i], gfn + i * tdp_level_pages(level - 1), level - 1,
+				      SPTE_NONE);
+	tdp_table_free_unlinked(mmu, table);
+}
+
+/* False when a child's rmap entry found no memory: the table is then freed. */
+static bool fill_children(struct mmu *mmu, paddr_t table, uint64_t huge, int level, uint64_t gfn,
 			  unsigned rights)
 {
 	uint64_t *pt = pa_to_va(table);
 
-	for (unsigned i = 0; i < SPTE_PER_TABLE; i++)
-		tdp_set_unlinked_spte(mmu, &pt[i], gfn + i * tdp_level_pages(level - 1), level - 1,
-				      split_child_spte(mmu->root.fmt, huge, level, i, rights));
+	for (unsigned i = 0; i < SPTE_PER_TABLE; i++) {
+		if (tdp_set_unlinked_spte(mmu, &pt[i], gfn + i * tdp_level_pages(level - 1),
+					  level - 1,
+					  split_child_spte(mmu->root.fmt, huge, level, i, rights)) !=
+		    TDP_SET_DONE) {
+			unfill_children(mmu, table, level, gfn, i);
+			return false;
+		}
+	}
+	return true;
 }
 
-bool tdp_split_huge_spte_atomic(struct mmu *mmu, struct tdp_iter *it, paddr_t table,
-				unsigned rights)
+enum tdp_set_result tdp_split_huge_spte_atomic(struct mmu *mmu, struct tdp_iter *it,
+					       paddr_t table, unsigned rights)
 {
-	uint64_t *pt = pa_to_va(table);
+	enum tdp_set_result res;
 
-	fill_children(mmu, table, it->old_spte, it->level, it->gfn, rights);
-	if (tdp_set_spte_atomic(mmu, it, spte_make_table(mmu->root.fmt, table)))
-		return true;
-	/* Lost the race: nobody saw the table, so empty it through the choke
-	 * point (undoing the accounting) and free it now. */
-	for (unsigned i = 0; i < SPTE_PER_TABLE; i++)
-		tdp_set_unlinked_spte(mmu, &pt[i], it->gfn + i * tdp_level_pages(it->level - 1),
-				      it->level - 1, SPTE_NONE);
-	tdp_table_free_unlinked(mmu, table);
-	return false;
+	if (!fill_children(mmu, table, it->old_spte, it->level, it->gfn, rights))
+		return TDP_SET_NO_MEMORY;
+	res = tdp_set_spte_atomic(mmu, it, spte_make_table(mmu->root.fmt, table));
+	/* Lost the race: nobody saw the table, so empty it and free it now. */
+	if (res != TDP_SET_DONE)
+		unfill_children(mmu, table, it->level, it->gfn, SPTE_PER_TABLE);
+	return res;
 }
 
-bool tdp_split_huge_spte(struct mmu *mmu, struct tdp_iter *it, paddr_t table, unsigned rights)
+enum tdp_set_result tdp_split_huge_spte(struct mmu *mmu, struct tdp_iter *it, paddr_t table,
+					unsigned rights, bool *flush)
 {
 	unsigned lost = spte_rights(mmu->root.fmt, it->old_spte) & ~rights;
 
-	fill_children(mmu, table, it->old_spte, it->level, it->gfn, rights);
+	if (!fill_children(mmu, table, it->old_spte, it->level, it->gfn, rights))
+		return TDP_SET_NO_MEMORY;
 	tdp_set_spte(mmu, it, spte_make_table(mmu->root.fmt, table));
-	return lost != 0;
+	*flush |= lost != 0;
+	return TDP_SET_DONE;
 }

@@ -42,10 +42,14 @@ uint64_t split_child_spte(const struct spte_format *f, uint64_t huge, int level,
 
 /* Replace the huge leaf at it (it->old_spte) by `table` (from tdp_table_take)
  * filled with its 512 children, so that the walk descends into them next.
- *  - Under the read lock (fault path): one compare-exchange. False when the
- *    entry changed meanwhile; the table is then freed and the caller retries.
- *  - Under the write lock (eager split): an exchange. Returns whether a flush
+ * When a child's rmap entry finds no memory, nothing changes, the table is
+ * freed and the result is TDP_SET_NO_MEMORY.
+ *  - Under the read lock (fault path): one compare-exchange. TDP_SET_RACED
+ *    when the entry changed meanwhile; the table is then freed and the caller
+ *    retries.
+ *  - Under the write lock (eager split): an exchange. Sets *flush when a flush
  *    is needed: only when the children have fewer rights than the leaf had. */
-bool tdp_split_huge_spte_atomic(struct mmu *mmu, struct tdp_iter *it, paddr_t table,
-				unsigned rights);
-bool tdp_split_huge_spte(struct mmu *mmu, struct tdp_iter *it, paddr_t table, unsigned rights);
+enum tdp_set_result tdp_split_huge_spte_atomic(struct mmu *mmu, struct tdp_iter *it,
+					       paddr_t table, unsigned rights);
+enum tdp_set_result tdp_split_huge_spte(struct mmu *mmu, struct tdp_iter *it, paddr_t table,
+					unsigned rights, bool *flush);

@@ -16,11 +16,24 @@
 #include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
 #include "mm/rmap.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
-static struct frame *table_frame_of(const uint64_t *sptep)
+uint64_t mmu_warnings;
+
+void mmu_warn(const char *file, int line, const char *cond, int level, uint64_t gfn,
+	      uint64_t old_spte, uint64_t new_spte)
 {
-	return frame_of(va_to_pa(sptep) & ~(PAGE_SIZE - 1));
+	__atomic_fetch_add(&mmu_warnings, 1, __ATOMIC_RELAXED);
+	kprintf("mmu: WARNING %s:%d: %s: level %d gfn %#llx old %#llx new %#llx\n", file, line,
+		cond, level, (unsigned long long)gfn, (unsigned long long)old_spte,
+		(unsigned long long)new_spte);
+}
+
+void rwlock_assert_failed(const struct rwlock *l, const char *what, const char *file, int line)
+{
+	kprintf("mmu: lock %p not %s at %s:%d\n", (const void *)l, what, file, line);
+	__builtin_trap();
 }
 
 /* A table that can hold leaves is followed by a page of rmap back-references
@@ -96,17 +109,14 @@ void tdp_free_flushed_tables(struct mmu *mmu)
 }
 
 static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
-				uint64_t old_spte, uint64_t new_spte, bool shared);
+				uint64_t old_spte, uint64_t new_spte, bool shared, int rmap_size);
 
-/* Every present leaf is in its frame's rmap: it enters and leaves only here. */
-static void leaf_mapped(struct mmu *mmu, uint64_t *sptep, uint64_t spte, int level)
+/* Every present leaf is in its frame's rmap: the setter put it there as it
+ * published it (rmap_size: the rmap's size then); it leaves only here. */
+static void leaf_mapped(struct mmu *mmu, uint64_t *sptep, uint64_t spte, int level, int rmap_size)
 {
-	unsigned rmap_size = rmap_add(mmu_rmap_head(mmu->root.fmt, spte), sptep);
-
-	if (rmap_size)
-		stat_max(&mmu->stats.max_mmu_rmap_size, rmap_size);
-	else
-		stat_add(&mmu->stats.rmap_failures, 1);
+	if (!MMU_WARN_ON(rmap_size <= 0, level, sptep_gfn(sptep), 0, spte))
+		stat_max(&mmu->stats.max_mmu_rmap_size, (uint64_t)rmap_size);
 	stat_add(&mmu->stats.pages[level - 1], 1);
 	stat_add(&mmu->stats.leaves_installed, 1);
 }
@@ -138,14 +148,25 @@ static void handle_removed_table(struct mmu *mmu, paddr_t table, int level, uint
 			continue;
 		old = __atomic_exchange_n(&pt[i], SPTE_NONE, __ATOMIC_RELAXED);
 		handle_changed_spte(mmu, &pt[i], base_gfn + i * tdp_level_pages(level), level, old,
-				    SPTE_NONE, false);
+				    SPTE_NONE, false, 0);
 	}
 	stat_add(&mmu->stats.spte_visited, SPTE_PER_TABLE);
 	defer_table_free(mmu, table);
 }
 
+/* Whether new_spte is a leaf that enters an rmap: a leaf where there was none
+ * or another frame's. */
+static bool leaf_enters_rmap(const struct spte_format *f, uint64_t old_spte, uint64_t new_spte,
+			     int level)
+{
+	if (!spte_present(f, new_spte) || !spte_is_leaf(f, new_spte, level))
+		return false;
+	return !spte_present(f, old_spte) || !spte_is_leaf(f, old_spte, level) ||
+	       spte_addr(f, old_spte) != spte_addr(f, new_spte);
+}
+
 static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
-				uint64_t old_spte, uint64_t new_spte, bool shared)
+				uint64_t old_spte, uint64_t new_spte, bool shared, int rmap_size)
 {
 	const struct spte_format *f = mmu->root.fmt;
 	bool was_present = spte_present(f, old_spte), is_present = spte_present(f, new_spte);
@@ -155,7 +176,7 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 	if (old_spte == new_spte)
 		return;
 	if (was_present != is_present)
-		__atomic_fetch_add(&table_frame_of(sptep)->pt.present, is_present ? 1 : -1,
+		__atomic_fetch_add(&sptep_to_table(sptep)->pt.present, is_present ? 1 : -1,
 				   __ATOMIC_RELAXED);
 	/* Same frame, same kind, same level: only rights or A/D bits changed. */
 	if (was_present && is_present && was_leaf == is_leaf &&
@@ -166,53 +187,129 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 		dirty_log_write_ended(mmu, gfn, old_spte, level);
 	}
 	if (is_leaf) {
-		leaf_mapped(mmu, sptep, new_spte, level);
+		leaf_mapped(mmu, sptep, new_spte, level, rmap_size);
 		/* Still inside the installer's lock: see leaf_hint.h. */
 		if (level == 1)
-			leaf_hint_clear(table_frame_of(sptep));
+			leaf_hint_clear(sptep_to_table(sptep));
 	}
 	if (was_present && !was_leaf) {
-		/* Faults never remove tables: a reader may be inside this one. */
-		if (shared)
-			__builtin_trap();
+		/* Faults never remove tables: a reader may be inside this one.
+		 * Should it happen, the subtree leaks rather than be freed under
+		 * the reader. */
+		if (MMU_WARN_ON(shared, level, gfn, old_spte, new_spte))
+			return;
 		handle_removed_table(mmu, spte_addr(f, old_spte), level - 1, gfn);
 	}
 }
 
-bool tdp_set_spte_atomic(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
+/* How a setter writes the entry. */
+enum spte_write_mode {
+	SPTE_CMPXCHG, /* read lock: against the value the caller read */
+	SPTE_XCHG,    /* write lock: the CPU may still set A/D bits */
+	SPTE_STORE,   /* a table no walker can reach */
+};
+
+struct spte_write {
+	uint64_t *sptep;
+	uint64_t *old_spte; /* in: expected (compare-exchange); out: the value replaced */
+	uint64_t new_spte;
+	enum spte_write_mode mode;
+};
+
+static bool spte_write(void *ctx)
 {
-	if (!__atomic_compare_exchange_n(it->sptep, &it->old_spte, new_spte, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return false;
-	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, it->old_spte, new_spte, true);
-	it->old_spte = new_spte;
-	return true;
+	struct spte_write *w = ctx;
+
+	switch (w->mode) {
+	case SPTE_CMPXCHG:
+		return __atomic_compare_exchange_n(w->sptep, w->old_spte, w->new_spte, false,
+						   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+	case SPTE_XCHG:
+		*w->old_spte = __atomic_exchange_n(w->sptep, w->new_spte, __ATOMIC_ACQ_REL);
+		return true;
+	case SPTE_STORE:
+		*w->old_spte = *w->sptep;
+		*w->sptep = w->new_spte;
+		return true;
+	}
+	return false;
+}
+
+/* The one setter behind every form: write the entry (joined to the rmap add
+ * when a leaf enters one, so that a failed add writes nothing), then the
+ * choke point. */
+static enum tdp_set_result set_spte(struct mmu *mmu, uint64_t *sptep, uint64_t *old_spte,
+				    uint64_t new_spte, uint64_t gfn, int level,
+				    enum spte_write_mode mode)
+{
+	const struct spte_format *f = mmu->root.fmt;
+	struct spte_write w = { sptep, old_spte, new_spte, mode };
+	int rmap_size = 0;
+
+	if (mode == SPTE_CMPXCHG)
+		rwlock_assert_held_read(&mmu->lock);
+	else if (mode == SPTE_XCHG)
+		rwlock_assert_held_write(&mmu->lock);
+	if (leaf_enters_rmap(f, *old_spte, new_spte, level)) {
+		/* A leaf never replaces another frame's leaf in place: the new
+		 * one's rmap entry would take the old one's back-reference. */
+		MMU_WARN_ON(spte_present(f, *old_spte), level, gfn, *old_spte, new_spte);
+		rmap_size = rmap_add_publish(mmu_rmap_head(f, new_spte), sptep, spte_write, &w);
+		if (!rmap_size) {
+			stat_add(&mmu->stats.rmap_failures, 1);
+			return TDP_SET_NO_MEMORY;
+		}
+		if (rmap_size < 0)
+			return TDP_SET_RACED;
+	} else if (!spte_write(&w)) {
+		return TDP_SET_RACED;
+	}
+	handle_changed_spte(mmu, sptep, gfn, level, *old_spte, new_spte, mode == SPTE_CMPXCHG,
+			    rmap_size);
+	*old_spte = new_spte;
+	return TDP_SET_DONE;
+}
+
+enum tdp_set_result tdp_set_spte_atomic_at(struct mmu *mmu, uint64_t *sptep, uint64_t *old_spte,
+					   uint64_t new_spte, uint64_t gfn, int level)
+{
+	return set_spte(mmu, sptep, old_spte, new_spte, gfn, level, SPTE_CMPXCHG);
+}
+
+enum tdp_set_result tdp_set_spte_at(struct mmu *mmu, uint64_t *sptep, uint64_t old_spte,
+				    uint64_t new_spte, uint64_t gfn, int level)
+{
+	return set_spte(mmu, sptep, &old_spte, new_spte, gfn, level, SPTE_XCHG);
+}
+
+enum tdp_set_result tdp_set_spte_atomic(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
+{
+	return set_spte(mmu, it->sptep, &it->old_spte, new_spte, it->gfn, it->level, SPTE_CMPXCHG);
+}
+
+enum tdp_set_result tdp_set_spte(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
+{
+	return set_spte(mmu, it->sptep, &it->old_spte, new_spte, it->gfn, it->level, SPTE_XCHG);
+}
+
+enum tdp_set_result tdp_set_unlinked_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn,
+					  int level, uint64_t new_spte)
+{
+	uint64_t old = *sptep;
+
+	return set_spte(mmu, sptep, &old, new_spte, gfn, level, SPTE_STORE);
 }
 
 uint64_t tdp_clear_spte_bits(struct mmu *mmu, struct tdp_iter *it, uint64_t bits)
 {
-	uint64_t old = __atomic_fetch_and(it->sptep, ~bits, __ATOMIC_ACQ_REL);
+	uint64_t old;
 
-	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, old, old & ~bits, false);
+	rwlock_assert_held_write(&mmu->lock);
+	old = __atomic_fetch_and(it->sptep, ~bits, __ATOMIC_ACQ_REL);
+	/* Bits of a leaf only: same frame, so no rmap work. */
+	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, old, old & ~bits, false, 0);
 	it->old_spte = old & ~bits;
 	return old;
-}
-
-void tdp_set_unlinked_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, int level,
-			   uint64_t new_spte)
-{
-	uint64_t old = *sptep;
-
-	*sptep = new_spte;
-	handle_changed_spte(mmu, sptep, gfn, level, old, new_spte, false);
-}
-
-void tdp_set_spte(struct mmu *mmu, struct tdp_iter *it, uint64_t new_spte)
-{
-	uint64_t old = __atomic_exchange_n(it->sptep, new_spte, __ATOMIC_ACQ_REL);
-
-	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, old, new_spte, false);
-	it->old_spte = new_spte;
 }
 
 void tdp_iter_account(struct mmu *mmu, const struct tdp_iter *it)

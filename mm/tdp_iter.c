@@ -32,6 +32,7 @@ void tdp_iter_start(struct tdp_iter *it, const struct tdp_root *root, int min_le
 	for (int level = 0; level <= TDP_ROOT_LEVEL; level++)
 		it->visited[level] = 0;
 	it->descended = 0;
+	it->yielded = false;
 	walk_from_root(it);
 }
 
@@ -46,6 +47,12 @@ void tdp_iter_next(struct tdp_iter *it)
 {
 	uint64_t step;
 
+	/* The current entry was not handled: the walk resumes at it. */
+	if (it->yielded) {
+		it->yielded = false;
+		tdp_iter_restart(it);
+		return;
+	}
 	if (it->level > it->min_level && spte_is_table(it->fmt, it->old_spte, it->level)) {
 		if (!it->skip_children) {
 			/* Down: the first child at or after the target. Only the

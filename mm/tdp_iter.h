@@ -19,6 +19,13 @@ struct tdp_root {
 	paddr_t table; /* the level-4 table */
 };
 
+/* What an SPTE setter did (mm/mmu_internal.h). */
+enum tdp_set_result {
+	TDP_SET_DONE,
+	TDP_SET_RACED,     /* the compare-exchange found another value */
+	TDP_SET_NO_MEMORY, /* no rmap descriptor: nothing was written */
+};
+
 struct tdp_iter {
 	const struct spte_format *fmt;
 	uint64_t *tables[TDP_ROOT_LEVEL + 1]; /* the table being walked at each level */
@@ -32,6 +39,7 @@ struct tdp_iter {
 	int min_level;
 	bool valid;
 	bool skip_children; /* the next step goes past the current table entry */
+	bool yielded;       /* the lock was dropped: the next step restarts from the root */
 	uint32_t visited[TDP_ROOT_LEVEL + 1]; /* entries read, per level: work counters */
 	uint32_t descended; /* tables entered */
 };
@@ -39,7 +47,8 @@ struct tdp_iter {
 void tdp_iter_start(struct tdp_iter *it, const struct tdp_root *root, int min_level,
 		    uint64_t start, uint64_t end);
 void tdp_iter_next(struct tdp_iter *it);
-/* After the lock was dropped and retaken: resume at the current entry's range. */
+/* After the lock was dropped and retaken: resume at the current entry's range.
+ * tdp_iter_next does it by itself when it->yielded is set (tdp_cond_yield). */
 void tdp_iter_restart(struct tdp_iter *it);
 
 /* Do not descend into the table the current entry points to: the next step

@@ -44,31 +44,41 @@ static uint64_t fault_leaf(const struct spte_format *f, const struct tdp_fault *
 /* A huge leaf at it lacks the access and the fault wants a smaller mapping:
  * split it into equivalent children (split.h), or, with split_on_fault=off,
  * zap it and flush, so that the walk links a table in its place and every
- * other page of the region refaults (the behaviour before splitting). False
- * when the entry changed meanwhile: retry. */
-static bool replace_huge_leaf(struct mmu *mmu, struct tdp_table_cache *cache, struct tdp_iter *it,
-			      const struct tdp_fault *fault)
+ * other page of the region refaults (the behaviour before splitting).
+ * TDP_SET_RACED when the entry changed meanwhile (retry), TDP_SET_NO_MEMORY
+ * when a child's rmap entry found no memory (nothing changed). */
+static enum tdp_set_result replace_huge_leaf(struct mmu *mmu, struct tdp_table_cache *cache,
+					     struct tdp_iter *it, const struct tdp_fault *fault)
 {
 	const struct spte_format *f = mmu->root.fmt;
+	enum tdp_set_result set;
 	paddr_t table;
 
 	if (!mmu_config.split_on_fault) {
-		if (!tdp_set_spte_atomic(mmu, it, SPTE_NONE))
-			return false;
+		set = tdp_set_spte_atomic(mmu, it, SPTE_NONE);
+		if (set != TDP_SET_DONE)
+			return set;
 		stat_add(&mmu->stats.remote_tlb_flush_requests, 1);
 		tdp_flush_tlb(mmu);
-		return true;
+		return TDP_SET_DONE;
 	}
 	table = tdp_table_take(mmu, cache, it->level - 1, it->gfn);
 	if (!table)
-		return false;
-	if (!tdp_split_huge_spte_atomic(mmu, it, table,
-					split_child_rights(f, it->old_spte, it->level, fault->slot)))
-		return false;
+		return TDP_SET_RACED; /* as before: the fault retries */
+	set = tdp_split_huge_spte_atomic(mmu, it, table,
+					 split_child_rights(f, it->old_spte, it->level, fault->slot));
+	if (set != TDP_SET_DONE)
+		return set;
 	stat_add(&mmu->stats.huge_page_splits_fault, 1);
 	if (fault->access & TDP_ACC_EXEC)
 		stat_add(&mmu->stats.nx_lpage_splits, 1);
-	return true;
+	return TDP_SET_DONE;
+}
+
+/* The fault's result for a setter's that did not install. */
+static enum tdp_fault_result set_failed(enum tdp_set_result set)
+{
+	return set == TDP_SET_NO_MEMORY ? TDP_NO_MEMORY : TDP_RETRY;
 }
 
 /* Walk to the goal level, linking missing tables, and install the leaf. Where a
@@ -86,8 +96,10 @@ static enum tdp_fault_result map_locked(struct mmu *mmu, struct tdp_table_cache 
 	enum tdp_fault_result res = TDP_RETRY;
 	uint64_t gfn = fault->gfn;
 	bool replaced = false;
+	enum tdp_set_result set;
 	struct tdp_iter it;
 
+	rwlock_assert_held_read(&mmu->lock);
 	for_each_tdp_pte_min_level(it, &mmu->root, fault->goal, gfn, gfn + 1) {
 		if (spte_present(f, it.old_spte) && spte_is_leaf(f, it.old_spte, it.level)) {
 			uint64_t leaf;
@@ -97,16 +109,22 @@ static enum tdp_fault_result map_locked(struct mmu *mmu, struct tdp_table_cache 
 				break;
 			}
 			if (it.level > fault->goal) {
-				if (!replace_huge_leaf(mmu, cache, &it, fault))
+				set = replace_huge_leaf(mmu, cache, &it, fault);
+				if (set != TDP_SET_DONE) {
+					res = set_failed(set);
 					break;
+				}
 				replaced = true;
 				if (spte_present(f, it.old_spte))
 					continue; /* split: the walk descends into the children */
 			} else {
 				leaf = fault_leaf(f, fault, spte_addr(f, it.old_spte), it.level);
-				if (tdp_set_spte_atomic(mmu, &it, leaf)) {
+				set = tdp_set_spte_atomic(mmu, &it, leaf);
+				if (set == TDP_SET_DONE) {
 					dirty_log_leaf_installed(mmu, fault->slot, it.gfn, leaf);
 					res = TDP_FIXED;
+				} else {
+					res = set_failed(set);
 				}
 				break;
 			}
@@ -119,11 +137,14 @@ static enum tdp_fault_result map_locked(struct mmu *mmu, struct tdp_table_cache 
 			paddr_t base = fault->pa - ((gfn - tdp_level_base(gfn, it.level)) << PAGE_SHIFT);
 			uint64_t leaf = fault_leaf(f, fault, base, it.level);
 
-			if (tdp_set_spte_atomic(mmu, &it, leaf)) {
+			set = tdp_set_spte_atomic(mmu, &it, leaf);
+			if (set == TDP_SET_DONE) {
 				dirty_log_leaf_installed(mmu, fault->slot, it.gfn, leaf);
 				res = TDP_FIXED;
 				if (it.level == 1)
 					*leaf_table = it.tables[1];
+			} else {
+				res = set_failed(set);
 			}
 			break;
 		}
@@ -134,7 +155,7 @@ static enum tdp_fault_result map_locked(struct mmu *mmu, struct tdp_table_cache 
 				res = TDP_NO_MEMORY;
 				break;
 			}
-			if (!tdp_set_spte_atomic(mmu, &it, spte_make_table(f, child))) {
+			if (tdp_set_spte_atomic(mmu, &it, spte_make_table(f, child)) != TDP_SET_DONE) {
 				tdp_table_free_unlinked(mmu, child);
 				break;
 			}
@@ -224,20 +245,23 @@ enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *ca
 	return res;
 }
 
-/* At a yield point: let waiters in. A pending flush goes first, since after
- * the unlock others see the zapped entries as gone. */
-static void zap_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
+bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 {
+	/* Published for the host tests' latency check (a relaxed store to a
+	 * line only this walk writes). */
+	__atomic_store_n(&mmu->walk_visits, tdp_iter_visited(it), __ATOMIC_RELAXED);
+	if (!tdp_iter_may_yield(it) || !rwlock_contended(&mmu->lock))
+		return false;
+	/* After the unlock others see the changed entries; a zapped table may
+	 * be freed only after the flush. */
 	if (*flush) {
 		stat_add(&mmu->stats.remote_tlb_flush_requests, 1);
 		mmu_flush_tlb(mmu);
+		*flush = false;
 	}
-	*flush = false;
-	stat_add(&mmu->stats.zap_yields, 1);
-	write_unlock(&mmu->lock);
-	cpu_relax();
-	write_lock(&mmu->lock);
-	tdp_iter_restart(it);
+	write_unlock_handoff(&mmu->lock);
+	it->yielded = true;
+	return true;
 }
 
 /* The walk has left the leaf table it went through whole: mark it if empty. */
@@ -275,15 +299,18 @@ bool tdp_zap(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables, bo
 	bool flush = false;
 	struct tdp_iter it;
 
+	rwlock_assert_held_write(&mmu->lock);
 	for_each_tdp_pte(it, &mmu->root, start, end) {
+		/* Marking needs the write lock (leaf_hint.h): the table is left
+		 * before a yield, and the restart passes the level-2 entry again
+		 * and decides anew. */
 		if (can_yield && tdp_iter_may_yield(&it) && rwlock_contended(&mmu->lock)) {
-			/* Marking needs the write lock (leaf_hint.h); the restart
-			 * passes the level-2 entry again and decides anew. */
 			leaf_hint_leave(walked, &work);
 			walked = NULL;
-			zap_yield(mmu, &it, &flush);
-			if (!it.valid)
-				break;
+		}
+		if (can_yield && tdp_cond_yield(mmu, &it, &flush)) {
+			stat_add(&mmu->stats.zap_yields, 1);
+			continue;
 		}
 		if (!spte_present(f, it.old_spte))
 			continue;
@@ -317,6 +344,7 @@ bool tdp_translate(struct mmu *mmu, uint64_t gpa, paddr_t *hpa, int *level, unsi
 	uint64_t gfn = gpa >> PAGE_SHIFT;
 	struct tdp_iter it;
 
+	rwlock_assert_held(&mmu->lock);
 	for_each_tdp_pte(it, &mmu->root, gfn, gfn + 1) {
 		if (!spte_present(f, it.old_spte))
 			return false;

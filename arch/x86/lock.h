@@ -95,3 +95,55 @@ static inline bool rwlock_contended(struct rwlock *l)
 {
 	return __atomic_load_n(&l->waiters, __ATOMIC_RELAXED) != 0;
 }
+
+/* Hand the lock to whoever waits for it, then take it back (a long walk's
+ * yield point, as Linux's cond_resched_rwlock_write): after the unlock, wait
+ * until a waiter has taken the lock or none waits any more (at most
+ * RWLOCK_HANDOFF_SPINS pauses, should a waiter not be running), so that the
+ * writer does not retake it before anyone could get in. */
+#define RWLOCK_HANDOFF_SPINS 1024u
+static inline void write_unlock_handoff(struct rwlock *l)
+{
+	write_unlock(l);
+	for (uint32_t spins = 0; spins < RWLOCK_HANDOFF_SPINS &&
+				 __atomic_load_n(&l->waiters, __ATOMIC_RELAXED) &&
+				 !__atomic_load_n(&l->state, __ATOMIC_RELAXED);
+	     spins++)
+		cpu_relax();
+	write_lock(l);
+}
+
+/* Lock assertions. The lock records no owner, so they check that the lock is
+ * held in that mode by someone, which catches a caller that took no lock or
+ * the wrong mode. A failed assertion calls rwlock_assert_failed, which the
+ * user of this header defines (mm/spte.c: a report, then a trap). */
+void rwlock_assert_failed(const struct rwlock *l, const char *what, const char *file, int line);
+
+static inline bool rwlock_held_write(const struct rwlock *l)
+{
+	return (__atomic_load_n(&l->state, __ATOMIC_RELAXED) & RWLOCK_WRITER) != 0;
+}
+
+static inline bool rwlock_held_read(const struct rwlock *l)
+{
+	return (__atomic_load_n(&l->state, __ATOMIC_RELAXED) & ~RWLOCK_WRITER) != 0;
+}
+
+#define rwlock_assert_held_write(l)                                                 \
+	do {                                                                        \
+		if (__builtin_expect(!rwlock_held_write(l), 0))                     \
+			rwlock_assert_failed((l), "held for writing", __FILE__, __LINE__); \
+	} while (0)
+
+#define rwlock_assert_held_read(l)                                                 \
+	do {                                                                       \
+		if (__builtin_expect(!rwlock_held_read(l), 0))                     \
+			rwlock_assert_failed((l), "held for reading", __FILE__, __LINE__); \
+	} while (0)
+
+/* Either mode: walks that only read the tables. */
+#define rwlock_assert_held(l)                                                        \
+	do {                                                                         \
+		if (__builtin_expect(!rwlock_held_read(l) && !rwlock_held_write(l), 0)) \
+			rwlock_assert_failed((l), "held", __FILE__, __LINE__);          \
+	} while (0)

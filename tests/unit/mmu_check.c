@@ -1,10 +1,17 @@
 #include "tests/unit/mmu_check.h"
 #include "mm/mmu_internal.h"
+#include <stdio.h>
 
 bool mmu_audit_passes(struct mmu *mmu)
 {
 	struct mmu_audit_report r;
 
+	/* An MMU_WARN_ON fired somewhere (it printed where): that is a failure
+	 * too, even when the tables came out right. */
+	if (__atomic_load_n(&mmu_warnings, __ATOMIC_RELAXED)) {
+		printf("  %llu MMU warnings\n", (unsigned long long)mmu_warnings);
+		return false;
+	}
 	if (mmu_audit(mmu, &r))
 		return true;
 	mmu_audit_print(&r);

@@ -1,0 +1,188 @@
+/* Every long walk under the write lock yields through tdp_cond_yield: a
+ * reader that asks for mmu_lock while the walk runs gets it within
+ * YIELD_BOUND SPTE visits of the walk (counted through mmu->walk_visits,
+ * which the walk publishes at each entry). One test per walk: a zap, dirty
+ * logging's write protection (enable and get), eager splitting, and a
+ * clone's write protection of its parent. conc_: also run under
+ * ThreadSanitizer. */
+#include "check.h"
+#include "mm/mmu_config.h"
+#include "mm/mmu_internal.h"
+#include "svm/npt.h"
+#include "tests/unit/host_mem.h"
+#include "tests/unit/mmu_check.h"
+#include <pthread.h>
+#include <stdlib.h>
+
+#define MiB (1ull << 20)
+#define SLOT_SIZE (512 * MiB)
+#define YIELD_BOUND 4096
+
+static void no_flush(void *ctx)
+{
+	(void)ctx;
+}
+
+struct latency {
+	struct mmu *mmu;
+	uint32_t running;   /* the reader has started */
+	uint32_t done;      /* the walk returned */
+	uint64_t grants;    /* read locks granted while the walk held the lock */
+	uint64_t max_visits; /* the most walk visits between a request and its grant */
+};
+
+static void *reader(void *arg)
+{
+	struct latency *l = arg;
+	struct mmu *mmu = l->mmu;
+
+	__atomic_store_n(&l->running, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&l->done, __ATOMIC_ACQUIRE)) {
+		uint64_t v0, v1;
+
+		/* Ask only while the walk holds the lock. */
+		if (!rwlock_held_write(&mmu->lock) ||
+		    !__atomic_load_n(&mmu->walk_visits, __ATOMIC_RELAXED)) {
+			cpu_relax();
+			continue;
+		}
+		v0 = __atomic_load_n(&mmu->walk_visits, __ATOMIC_RELAXED);
+		read_lock(&mmu->lock);
+		v1 = __atomic_load_n(&mmu->walk_visits, __ATOMIC_RELAXED);
+		read_unlock(&mmu->lock);
+		l->grants++;
+		if (v1 > v0 && v1 - v0 > l->max_visits)
+			l->max_visits = v1 - v0;
+		/* Let the walk go on a little before asking again. */
+		for (int i = 0; i < 200; i++)
+			cpu_relax();
+	}
+	return NULL;
+}
+
+static struct latency *start(struct mmu *mmu, pthread_t *t)
+{
+	static struct latency l;
+
+	l = (struct latency){ .mmu = mmu };
+	__atomic_store_n(&mmu->walk_visits, 0, __ATOMIC_RELAXED);
+	pthread_create(t, NULL, reader, &l);
+	while (!__atomic_load_n(&l.running, __ATOMIC_ACQUIRE))
+		cpu_relax();
+	return &l;
+}
+
+static void finish(struct latency *l, pthread_t t, const char *walk)
+{
+	__atomic_store_n(&l->done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	printf("  %s: %llu grants during the walk, at most %llu visits from request to grant\n",
+	       walk, (unsigned long long)l->grants, (unsigned long long)l->max_visits);
+	CHECK(l->grants > 0);
+	CHECK(l->max_visits <= YIELD_BOUND);
+}
+
+static struct mmu_config saved;
+
+/* A slot of SLOT_SIZE at 0, every page mapped (at 4 KiB unless huge). */
+static void setup(struct mmu *mmu, bool huge)
+{
+	struct memslot_config slot = { .gpa = 0, .size = SLOT_SIZE,
+				       .flags = huge ? 0 : MEMSLOT_NO_HUGE,
+				       .backing = { .kind = BACKING_EAGER } };
+
+	saved = mmu_config;
+	mmu_config.prefetch = PREFETCH_FORWARD;
+	mmu_config.prefetch_adaptive = false;
+	mmu_config.nx_huge_pages = NX_HUGE_OFF;
+	host_mem_init(1024 * MiB);
+	if (mmu_init(mmu, &npt_format, no_flush, NULL) || mmu_slot_add(mmu, &slot))
+		abort();
+	for (uint64_t gpa = 0; gpa < SLOT_SIZE; gpa += huge ? 2 * MiB : 4096) {
+		int res = tdp_map(mmu, gpa, TDP_ACC_READ | TDP_ACC_WRITE);
+
+		if (res != TDP_FIXED && res != TDP_SPURIOUS) /* prefetched */
+			abort();
+	}
+}
+
+static void teardown(struct mmu *mmu)
+{
+	CHECK(mmu_audit_passes(mmu));
+	mmu_destroy(mmu);
+	mmu_config = saved;
+}
+
+TEST(conc_yield_zap)
+{
+	struct latency *l;
+	struct mmu mmu;
+	pthread_t t;
+
+	setup(&mmu, false);
+	l = start(&mmu, &t);
+	write_lock(&mmu.lock);
+	if (tdp_zap_range(&mmu, 0, SLOT_SIZE >> 12))
+		mmu_flush_tlb(&mmu);
+	write_unlock(&mmu.lock);
+	finish(l, t, "zap");
+	CHECK_EQ_U64(mmu.stats.pages_4k, 0);
+	teardown(&mmu);
+}
+
+TEST(conc_yield_dirty_log)
+{
+	uint64_t *bits = calloc(SLOT_SIZE >> 18, 8);
+	struct latency *l;
+	struct mmu mmu;
+	pthread_t t;
+
+	setup(&mmu, false);
+	mmu_config.eager_page_split = false;
+	l = start(&mmu, &t);
+	CHECK(mmu_dirty_log_enable(&mmu, 0, true) == 0);
+	finish(l, t, "dirty log enable");
+	CHECK(mmu_audit_passes(&mmu));
+	for (uint64_t gpa = 0; gpa < SLOT_SIZE; gpa += 4096)
+		mmu_cpu_sets_dirty(&mmu, gpa);
+	l = start(&mmu, &t);
+	CHECK(mmu_dirty_log_get(&mmu, 0, bits) >= 0);
+	finish(l, t, "dirty log get");
+	free(bits);
+	teardown(&mmu);
+}
+
+TEST(conc_yield_eager_split)
+{
+	struct latency *l;
+	struct mmu mmu;
+	pthread_t t;
+
+	setup(&mmu, true);
+	REQUIRE(mmu.stats.pages_2m == SLOT_SIZE / (2 * MiB));
+	mmu_config.eager_page_split = true;
+	l = start(&mmu, &t);
+	CHECK(mmu_dirty_log_enable(&mmu, 0, true) == 0);
+	finish(l, t, "eager split");
+	CHECK_EQ_U64(mmu.stats.pages_2m, 0);
+	CHECK_EQ_U64(mmu.stats.huge_page_splits_eager, SLOT_SIZE / (2 * MiB));
+	teardown(&mmu);
+}
+
+TEST(conc_yield_clone)
+{
+	struct mmu parent, child;
+	struct latency *l;
+	pthread_t t;
+
+	setup(&parent, false);
+	parent.share.id = 1;
+	REQUIRE(mmu_init(&child, &npt_format, no_flush, NULL) == 0);
+	child.share.id = 2;
+	l = start(&parent, &t);
+	CHECK(mmu_clone(&parent, &child) == 0);
+	finish(l, t, "clone write protection");
+	CHECK(mmu_audit_passes(&child));
+	mmu_destroy(&child);
+	teardown(&parent);
+}
