@@ -37,7 +37,7 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c \
 		   virt/msr_policy.c virt/state_check.c virt/console_line.c svm/saved_state.c \
-		   vmx/saved_state.c)
+		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread

@@ -1,6 +1,7 @@
 /* The AMD SVM backend: EFER.SVME and the host save area, one VMCB per vCPU,
- * ASIDs recycled by generation, the VMRUN loop (svm_entry.S) and exit decoding
- * into vendor-neutral events. vmx/vmx.c is its Intel mirror. */
+ * the VMRUN loop (svm_entry.S) and exit decoding into vendor-neutral events;
+ * what SVM must offer is in caps.c, ASIDs and TLB_CONTROL in tlb.c. vmx/vmx.c
+ * is its Intel mirror. */
 #include "svm/svm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
@@ -9,8 +10,10 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "mm/spte.h"
+#include "svm/caps.h"
 #include "svm/npt.h"
 #include "svm/saved_state.h"
+#include "svm/tlb.h"
 #include "svm/vmcb.h"
 #include "virt/vm.h"
 
@@ -20,42 +23,26 @@
 struct svm_vcpu {
 	struct vmcb *vmcb;
 	paddr_t vmcb_pa;
-	uint32_t asid;
-	uint64_t asid_generation;
+	struct svm_asid asid;
 };
 
 /* Per physical CPU (sprig runs guests on the bootstrap CPU for now). */
 struct svm_cpu {
 	paddr_t hsave_pa;     /* VM_HSAVE_PA: where VMRUN keeps the host's state */
 	paddr_t host_vmcb_pa; /* VMSAVE/VMLOAD area for the host's hidden state */
-	uint32_t next_asid;
-	uint64_t asid_generation;
+	struct svm_asid_space asids;
 };
 
 static struct svm_cpu svm_cpu;
 static paddr_t iopm_pa, msrpm_pa;
-static uint32_t asid_limit; /* ASIDs 1 .. asid_limit - 1 are for guests */
 
 void svm_enter(uint64_t vmcb_pa, struct vcpu_regs *regs, uint64_t host_vmcb_pa);
 
 static bool svm_cpu_enable(char *err, size_t len)
 {
-	if (!cpuinfo.svm.supported) {
-		ksnprintf(err, len, "the CPU has no SVM");
+	if (!svm_caps_check(cpuinfo.svm.supported, cpuinfo.svm.disabled_by_bios,
+			    cpuinfo.svm.features, cpuinfo.svm.asids, err, len))
 		return false;
-	}
-	if (cpuinfo.svm.disabled_by_bios) {
-		ksnprintf(err, len, "SVM is disabled by the firmware (VM_CR.SVMDIS)");
-		return false;
-	}
-	if (!(cpuinfo.svm.features & SVM_FEAT_NP)) {
-		ksnprintf(err, len, "SVM without nested paging (CPUID 0x8000000A EDX bit 0)");
-		return false;
-	}
-	if (cpuinfo.svm.asids < 2) {
-		ksnprintf(err, len, "SVM reports %u ASIDs", cpuinfo.svm.asids);
-		return false;
-	}
 	svm_cpu.hsave_pa = frame_alloc_zeroed(0);
 	svm_cpu.host_vmcb_pa = frame_alloc_zeroed(0);
 	iopm_pa = frame_alloc(IOPM_ORDER);
@@ -70,11 +57,7 @@ static bool svm_cpu_enable(char *err, size_t len)
 
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
 	wrmsr(MSR_VM_HSAVE_PA, svm_cpu.hsave_pa);
-	asid_limit = cpuinfo.svm.asids;
-	/* Generation 0 is what a new vCPU holds: start at 1, with no ASID
-	 * left, so that the first entry starts a generation and assigns one. */
-	svm_cpu.asid_generation = 1;
-	svm_cpu.next_asid = asid_limit;
+	svm_asid_space_init(&svm_cpu.asids, cpuinfo.svm.asids);
 	return true;
 }
 
@@ -145,31 +128,6 @@ static void svm_vcpu_destroy(struct vcpu *v)
 	if (sv && sv->vmcb_pa)
 		frame_free(sv->vmcb_pa, 0);
 	v->arch = NULL;
-}
-
-/* A vCPU keeps its ASID while the CPU's generation stands. When the ASIDs run
- * out a new generation starts, and every TLB entry is flushed since old ASIDs
- * are handed out again. Returns the TLB_CONTROL this entry needs. */
-static uint8_t svm_assign_asid(struct vcpu *v, struct svm_vcpu *sv)
-{
-	uint8_t tlb = TLB_CONTROL_NONE;
-
-	if (sv->asid_generation != svm_cpu.asid_generation) {
-		if (svm_cpu.next_asid >= asid_limit) {
-			svm_cpu.asid_generation++;
-			svm_cpu.next_asid = 1;
-			tlb = TLB_CONTROL_FLUSH_ALL;
-		}
-		sv->asid = svm_cpu.next_asid++;
-		sv->asid_generation = svm_cpu.asid_generation;
-		/* A recycled ASID may still tag another VM's translations. */
-		v->flush_pending = true;
-	}
-	if (v->flush_pending && tlb == TLB_CONTROL_NONE)
-		tlb = (cpuinfo.svm.features & SVM_FEAT_FLUSH_BY_ASID) ? TLB_CONTROL_FLUSH_ASID
-								      : TLB_CONTROL_FLUSH_ALL;
-	v->flush_pending = false;
-	return tlb;
 }
 
 static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
@@ -278,8 +236,9 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	struct svm_vcpu *sv = v->arch;
 	struct vmcb *vmcb = sv->vmcb;
 
-	vmcb->control.tlb_control = svm_assign_asid(v, sv);
-	vmcb->control.asid = sv->asid;
+	vmcb->control.tlb_control = svm_asid_assign(&svm_cpu.asids, &sv->asid, &v->flush_pending,
+						    cpuinfo.svm.features & SVM_FEAT_FLUSH_BY_ASID);
+	vmcb->control.asid = sv->asid.asid;
 	vmcb->control.tsc_offset = (uint64_t)v->tsc_offset;
 	vmcb->save.rax = v->regs.rax;
 	vmcb->save.rsp = v->regs.rsp;

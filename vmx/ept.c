@@ -4,6 +4,7 @@
  * MMU then builds leaves with them set, as it does for NPT. */
 #include "vmx/ept.h"
 #include "lib/print.h"
+#include "mm/frame.h"
 
 static uint64_t ept_root_pointer(const struct spte_format *fmt, paddr_t root)
 {
@@ -46,4 +47,38 @@ static const struct spte_format ept_formats[2] = {
 const struct spte_format *ept_format(bool ad_enabled)
 {
 	return &ept_formats[ad_enabled];
+}
+
+/* The SDM's misconfiguration rules (28.3.3.1) for one entry at level. */
+bool ept_entry_misconfigured(uint64_t entry, int level, bool exec_only)
+{
+	uint64_t memtype = (entry >> 3) & 7;
+
+	if ((entry & EPT_W) && !(entry & EPT_R))
+		return true;
+	if ((entry & (EPT_R | EPT_W | EPT_X)) == EPT_X && !exec_only)
+		return true;
+	if (level == 4 && (entry & EPT_LARGE))
+		return true;
+	if (level == 1 || (entry & EPT_LARGE))
+		return memtype == 2 || memtype == 3 || memtype == 7;
+	return (entry & 0xf8) != 0; /* bits 7:3 of a non-leaf are reserved */
+}
+
+int ept_describe_misconfig(paddr_t root, uint64_t gpa, bool exec_only, char *buf, size_t size)
+{
+	paddr_t table = root;
+	uint64_t entry = 0;
+	int level;
+
+	for (level = TDP_ROOT_LEVEL; level >= 1; level--) {
+		entry = ((const uint64_t *)pa_to_va(table))[tdp_index(gpa >> PAGE_SHIFT, level)];
+		if (ept_entry_misconfigured(entry, level, exec_only) ||
+		    !(entry & (EPT_R | EPT_W | EPT_X)) || level == 1 || (entry & EPT_LARGE))
+			break;
+		table = entry & EPT_ADDR;
+	}
+	return ksnprintf(buf, size, "EPT misconfiguration at gpa 0x%llx: level %d entry 0x%016llx",
+			 (unsigned long long)gpa, level < 1 ? 1 : level,
+			 (unsigned long long)entry);
 }
