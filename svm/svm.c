@@ -369,7 +369,7 @@ static bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs 
 	const struct svm_state_limits lim = {
 		.phys_bits = cpuinfo.phys_bits,
 		.cr4_allowed = cpuinfo.cr4_allowed,
-		.efer_allowed = EFER_SCE | EFER_LME | EFER_LMA | (cpuinfo.nx ? EFER_NXE : 0),
+		.efer_allowed = efer_guest_bits(cpuinfo.nx),
 		.va_bits = cpuinfo.va_bits,
 	};
 	struct vmcb_save save;

@@ -50,9 +50,7 @@ bool msr_fixed_value(uint32_t msr, uint64_t *val)
 
 static const char *check_efer(uint64_t val, const struct msr_guest *g)
 {
-	uint64_t allowed = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
-
-	if (val & ~allowed)
+	if (val & ~efer_guest_bits(1))
 		return "reserved EFER bit";
 	if ((val & EFER_NXE) && !g->nx)
 		return "EFER.NXE without NX";

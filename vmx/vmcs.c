@@ -272,7 +272,7 @@ bool vmx_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, 
 		.cr4_fixed0 = vmx_caps.cr4_fixed0,
 		.cr4_fixed1 = vmx_caps.cr4_fixed1,
 		.cr4_allowed = cpuinfo.cr4_allowed,
-		.efer_allowed = EFER_SCE | EFER_LME | EFER_LMA | (cpuinfo.nx ? EFER_NXE : 0),
+		.efer_allowed = efer_guest_bits(cpuinfo.nx),
 		.misc = vmx_caps.misc,
 		.va_bits = cpuinfo.va_bits,
 	};

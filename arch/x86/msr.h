@@ -56,6 +56,12 @@
 #define APIC_BASE_BSP (1ull << 8)
 #define APIC_BASE_EXTD (1ull << 10) /* x2APIC mode */
 #define APIC_BASE_EN (1ull << 11)
+/* The EFER bits a guest may hold (SVME is never the guest's; NXE only on a
+ * CPU with NX): the MSR policy and the snapshot checks use the same set. */
+static inline unsigned long long efer_guest_bits(int nx)
+{
+	return EFER_SCE | EFER_LME | EFER_LMA | (nx ? EFER_NXE : 0);
+}
 /* IA32_PAT at reset: WB, WT, UC-, UC, and the same again. */
 #define PAT_DEFAULT 0x0007040600070406ull
 /* MTRR_DEF_TYPE: the default memory type (7:0), fixed-range enable (10) and

@@ -19,7 +19,7 @@ void flat_svm_state(struct vmcb_save *s)
 	s->efer = EFER_SVME;
 	s->dr6 = 0xffff0ff0;
 	s->dr7 = 0x400;
-	s->g_pat = FLAT_PAT;
+	s->g_pat = PAT_DEFAULT;
 }
 
 void flat_vmx_state(struct vmx_saved_state *s)
@@ -42,7 +42,7 @@ void flat_vmx_state(struct vmx_saved_state *s)
 	s->cr0_shadow = CR0_PE | CR0_ET;
 	s->cr4 = CR4_VMXE;
 	s->dr7 = 0x400;
-	s->pat = FLAT_PAT;
+	s->pat = PAT_DEFAULT;
 }
 
 void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,

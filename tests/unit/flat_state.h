@@ -3,11 +3,10 @@
  * valid starting point that the state-check tests, the fuzz target and
  * mksnap (tests/e2e) break one field of. */
 #pragma once
+#include "arch/x86/msr.h"
 #include "svm/vmcb.h"
 #include "virt/vcpu_state.h"
 #include "vmx/saved_state.h"
-
-#define FLAT_PAT 0x0007040600070406ull
 
 void flat_svm_state(struct vmcb_save *s);
 /* With CR0.NE and CR4.VMXE, which VMX fixes to one. */
