@@ -37,7 +37,8 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c \
 		   virt/msr_policy.c virt/state_check.c virt/console_line.c svm/saved_state.c \
-		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c)
+		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c virt/lapic.c virt/lapic_timer.c \
+		   virt/lapic_ipi.c virt/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
@@ -118,14 +119,15 @@ test: | deps
 # Fuzz targets: clang's libFuzzer with ASan and UBSan, against the real parsers.
 # A target NAME is tests/fuzz/fuzz_NAME.c, plus the sources it links listed in
 # FUZZ_SRCS_NAME, plus NAME in FUZZ_TARGETS (tests/fuzz/README.md).
-FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console
+FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn
 FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
 FUZZ_SRCS_parse := lib/parse.c
-FUZZ_SRCS_snapshot := virt/state_check.c svm/saved_state.c vmx/saved_state.c \
-	tests/unit/flat_state.c lib/print.c
+FUZZ_SRCS_snapshot := virt/state_check.c virt/lapic.c virt/lapic_timer.c virt/lapic_ipi.c virt/lapic_state.c \
+	svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c lib/print.c
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
+FUZZ_SRCS_insn := virt/insn.c lib/print.c
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -44,11 +44,15 @@
 #define RFLAGS_FIXED (1ull << 1)
 #define RFLAGS_TF (1ull << 8)
 #define RFLAGS_IF (1ull << 9)
+#define RFLAGS_AC (1ull << 18)
 #define RFLAGS_VM (1ull << 17)
 /* Bits 63:22, 15, 5 and 3 are reserved (zero); bit 1 reads as one. */
 #define RFLAGS_RESERVED (~0x3fffffull | (1ull << 15) | (1ull << 5) | (1ull << 3))
 
 /* Exception vectors sprig raises in guests. */
+#define X86_VEC_NMI 2
+#define X86_VEC_BP 3
+#define X86_VEC_OF 4
 #define X86_VEC_UD 6
 #define X86_VEC_GP 13
 

@@ -279,6 +279,114 @@ def parse():
         write("parse", name, data)
 
 
+# ---- insn: instruction bytes (16-byte window), then the emulation state
+# (tests/fuzz/fuzz_insn.c): per segment base and per register a flag byte,
+# odd = 8 bytes follow, else (registers) 1; then RIP, RFLAGS, fail_at, salt.
+def insn_state(regs=None, segs=None, rip=0x1000, rflags=2, fail_at=0, salt=0x1234):
+    out = b""
+    for i in range(6):
+        base = (segs or {}).get(i, 0)
+        out += b"\x01" + u64(base) if base else b"\x00"
+    for i in range(16):
+        v = (regs or {}).get(i, 0x10 * i)
+        out += b"\x01" + u64(v) if v > 0xff else b"\x00" + bytes([v])
+    return out + u64(rip) + u64(rflags) + bytes([fail_at]) + u64(salt)
+
+
+INSN_SEEDS = {
+    "mov_store_disp8": b"\x89\x48\x20",
+    "mov_store_rex_w": b"\x48\x89\x48\x20",
+    "mov_store_spl": b"\x40\x88\x60\x20",
+    "mov_store_ah": b"\x88\x60\x20",
+    "mov_sib_r12": b"\x4a\x89\x0c\xe0",
+    "mov_rip_rel": b"\x89\x05\x10\x00\x00\x00",
+    "mov_eip_rel": b"\x67\x89\x05\x10\x00\x00\x00",
+    "mov_load_abs": b"\x8b\x04\x25\x00\x00\xe0\xfe",
+    "mov_fs": b"\x64\x8b\x04\x25\x10\x00\x00\x00",
+    "mov_imm_eoi": b"\xc7\x80\xb0\x00\x00\x00\x00\x00\x00\x00",
+    "mov_imm64": b"\x48\xc7\x03\xff\xff\xff\xff",
+    "moffs64": b"\xa1\x20\x00\xe0\xfe\x00\x00\x00\x00",
+    "moffs_67": b"\x67\xa3\x20\x00\xe0\xfe",
+    "movzx": b"\x0f\xb6\x03",
+    "movsx_w": b"\x48\x0f\xbf\x03",
+    "movsxd": b"\x48\x63\x03",
+    "add_mem_reg": b"\x01\x03",
+    "sub_reg_mem": b"\x2b\x03",
+    "cmp_imm8": b"\x48\x83\x3b\x80",
+    "and_imm32": b"\x81\x23\x00\xff\xff\xff",
+    "lock_or": b"\xf0\x83\x0b\x01",
+    "adc_byte": b"\x80\x13\x7f",
+    "test_imm": b"\xf7\x03\x00\x00\x01\x00",
+    "xchg": b"\x87\x03",
+    "neg": b"\xf6\x1b",
+    "lock_inc": b"\xf0\x48\xff\x03",
+    "rep_movsd": b"\xf3\xa5",
+    "rep_stosq": b"\xf3\x48\xab",
+    "lodsb_fs": b"\x64\xac",
+    "rep_movsb_67": b"\x67\xf3\xa4",
+    "bx_si_16": b"\x89\x00",
+    "bp_disp_16": b"\x89\x46\x02",
+    "abs16": b"\x89\x06\x34\x12",
+    "data16_addr32": b"\x67\x66\x89\x44\x8b\x10",
+    "prefixes_15": b"\x66" * 13 + b"\x89\x03",
+    "prefixes_16": b"\x67" * 10 + b"\xc7\x03\x00\x00\x00\x00",
+    "rex_then_legacy": b"\x48\x66\x89\x03",
+    "vex": b"\xc5\xf8\x77",
+    "truncated": b"\x89\x80\x00",
+}
+
+
+def insn():
+    for name, code in INSN_SEEDS.items():
+        window = code.ljust(16, b"\x90")[:16]
+        regs = {3: 0x1100, 6: 0x1200, 7: 0x1300, 1: 3}
+        write("insn", name, window + insn_state(regs=regs, segs={4: 0x7000}))
+    # REP with a count that wraps, DF set, segment bases near 4 GiB, a failing write
+    write("insn", "rep_movs_df_fault", b"\xf3\x66\xa5".ljust(16, b"\x90") +
+          insn_state(regs={1: 0x10000, 6: 0xffff}, segs={3: 0xfffff000, 0: 0xffff0000},
+                     rflags=0x402, fail_at=2))
+    write("insn", "wrap_rip16", b"\x8b\x47\x00".ljust(16, b"\x90") +
+          insn_state(regs={3: 0xffff, 7: 0xff}, rip=0xfffe, fail_at=0))
+
+
+# ---- snapshot: images and patches to the flat vCPU state (tests/fuzz/fuzz_snapshot.c) ----
+# The images come from mksnap (tests/e2e/mksnap.c), which builds them from
+# sprig's own headers: `make build/host/mksnap` first. 4 KiB of memory each.
+MKSNAP = os.path.join(HERE, "..", "..", "build", "host", "mksnap")
+SNAPSHOT_AREA = 832            # fuzz_snapshot.c's AREA, the FPU area it accepts
+STATE_XCR0, STATE_RFLAGS = 152, 144
+STATE_APIC = 1376              # offsetof(struct vcpu_state, apic)
+
+
+def patch(backend, *records):
+    return bytes([backend]) + b"".join(u16(off) + bytes([len(data)]) + data for off, data in records)
+
+
+def snapshot():
+    if not os.path.exists(MKSNAP):
+        print("make_corpus: no build/host/mksnap (make build/host/mksnap): "
+              "snapshot images left as they are", file=sys.stderr)
+    else:
+        with tempfile.TemporaryDirectory() as t:
+            out = os.path.join(t, "image")
+            for backend in ("svm", "vmx"):
+                for suffix, fault in (("", "none"), ("_apic_base", "apic_base")):
+                    subprocess.run([MKSNAP, out, backend, str(SNAPSHOT_AREA), fault, "4096"], check=True)
+                    with open(out, "rb") as f:
+                        write("snapshot", "image_" + backend + suffix, f.read())
+    write("snapshot", "patch_svm_none", patch(0))
+    write("snapshot", "patch_vmx_none", patch(1))
+    write("snapshot", "patch_svm_xcr0", patch(0, (STATE_XCR0, u64(7))))
+    write("snapshot", "patch_vmx_rflags", patch(1, (STATE_RFLAGS, u64(0x202))))
+    # The APIC in x2APIC mode (ID 0, LDR 1), software-enabled, a periodic
+    # timer armed half-way through a 1000-count period (struct lapic_state).
+    a = STATE_APIC
+    write("snapshot", "patch_svm_apic_x2apic_timer", patch(
+        0, (a + 0, u64(0xfee00d00)), (a + 20, u32(1)), (a + 28, u32(0x1ff)),
+        (a + 144, u32(0x20030)), (a + 168, u32(1000)), (a + 176, u64(123456)),
+        (a + 200, u32(500)), (a + 204, bytes([1]))))
+
+
 def main():
     guest = None
     if len(sys.argv) == 3 and sys.argv[1] == "--guest":
@@ -289,6 +397,8 @@ def main():
     mb2()
     acpi()
     parse()
+    insn()
+    snapshot()
 
 
 if __name__ == "__main__":

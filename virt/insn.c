@@ -1,0 +1,942 @@
+/* MMIO instruction decoding and emulation (virt/insn.h). The decoder is a
+ * prefix loop, an opcode table (plus ModRM /n groups), the ModRM/SIB memory
+ * operand and an immediate; the emulator works on a copy of the registers and
+ * commits it only when every memory access succeeded. */
+#include "virt/insn.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "virt/vcpu.h"
+#include <stdarg.h>
+
+/* ---------------------------------------------------------------- decoding */
+
+enum { R_AX, R_CX, R_DX, R_BX, R_SP, R_BP, R_SI, R_DI };
+
+/* What an opcode table entry says about the instruction. */
+enum {
+	F_MODRM = 1 << 0,   /* a ModRM memory operand follows the opcode */
+	F_REG = 1 << 1,     /* ModRM.reg is a register operand */
+	F_GROUP = 1 << 2,   /* ModRM.reg picks the op from groups[group] */
+	F_BYTE = 1 << 3,    /* byte operands */
+	F_MEM_DST = 1 << 4, /* memory is the first operand */
+	F_LOCK = 1 << 5,    /* LOCK allowed (the CPU raises #UD on any other) */
+	F_IMM8 = 1 << 6,    /* an imm8, sign-extended */
+	F_IMMZ = 1 << 7,    /* an immediate of the operand size, at most 4 bytes */
+	F_MOFFS = 1 << 8,   /* a0-a3: an offset of the address size, no ModRM */
+	F_STRING = 1 << 9,  /* string op: F3/F2 allowed, operands at rSI/rDI */
+	F_SRC8 = 1 << 10,   /* MOVZX/MOVSX: the memory operand is a byte */
+	F_SRC16 = 1 << 11,  /* ... a word */
+	F_SRC32 = 1 << 12,  /* ... a dword (MOVSXD), a word with 66 */
+	F_64ONLY = 1 << 13, /* 63 is ARPL outside 64-bit code */
+};
+
+struct opdesc {
+	uint8_t op;     /* enum insn_op; INSN_OP_NONE: not supported */
+	uint8_t alu;    /* enum insn_alu */
+	uint16_t flags; /* F_* */
+	uint8_t group;  /* with F_GROUP */
+};
+
+enum { G_ALU = 1 /* 80 81 83 */, G_MOVI /* c6 c7 */, G_UNARY /* f6 f7 */, G_INCDEC /* fe ff */, G_COUNT };
+
+/* The r/m,reg and reg,r/m forms of one ALU op: o+0 and o+1 write memory. */
+#define ALU4(o, a, lock)                                                                   \
+	[(o) + 0] = { INSN_OP_ALU, a, F_MODRM | F_REG | F_BYTE | F_MEM_DST | (lock), 0 }, \
+	[(o) + 1] = { INSN_OP_ALU, a, F_MODRM | F_REG | F_MEM_DST | (lock), 0 },          \
+	[(o) + 2] = { INSN_OP_ALU, a, F_MODRM | F_REG | F_BYTE, 0 },                      \
+	[(o) + 3] = { INSN_OP_ALU, a, F_MODRM | F_REG, 0 }
+
+static const struct opdesc one_byte[256] = {
+	ALU4(0x00, INSN_ALU_ADD, F_LOCK),
+	ALU4(0x08, INSN_ALU_OR, F_LOCK),
+	ALU4(0x10, INSN_ALU_ADC, F_LOCK),
+	ALU4(0x18, INSN_ALU_SBB, F_LOCK),
+	ALU4(0x20, INSN_ALU_AND, F_LOCK),
+	ALU4(0x28, INSN_ALU_SUB, F_LOCK),
+	ALU4(0x30, INSN_ALU_XOR, F_LOCK),
+	ALU4(0x38, INSN_ALU_CMP, 0),
+	[0x63] = { INSN_OP_MOVSX, 0, F_MODRM | F_REG | F_SRC32 | F_64ONLY, 0 },
+	[0x80] = { 0, 0, F_MODRM | F_GROUP | F_BYTE | F_IMMZ, G_ALU },
+	[0x81] = { 0, 0, F_MODRM | F_GROUP | F_IMMZ, G_ALU },
+	[0x83] = { 0, 0, F_MODRM | F_GROUP | F_IMM8, G_ALU },
+	[0x84] = { INSN_OP_TEST, 0, F_MODRM | F_REG | F_BYTE | F_MEM_DST, 0 },
+	[0x85] = { INSN_OP_TEST, 0, F_MODRM | F_REG | F_MEM_DST, 0 },
+	[0x86] = { INSN_OP_XCHG, 0, F_MODRM | F_REG | F_BYTE | F_MEM_DST | F_LOCK, 0 },
+	[0x87] = { INSN_OP_XCHG, 0, F_MODRM | F_REG | F_MEM_DST | F_LOCK, 0 },
+	[0x88] = { INSN_OP_MOV_STORE, 0, F_MODRM | F_REG | F_BYTE | F_MEM_DST, 0 },
+	[0x89] = { INSN_OP_MOV_STORE, 0, F_MODRM | F_REG | F_MEM_DST, 0 },
+	[0x8a] = { INSN_OP_MOV_LOAD, 0, F_MODRM | F_REG | F_BYTE, 0 },
+	[0x8b] = { INSN_OP_MOV_LOAD, 0, F_MODRM | F_REG, 0 },
+	[0xa0] = { INSN_OP_MOV_LOAD, 0, F_MOFFS | F_BYTE, 0 },
+	[0xa1] = { INSN_OP_MOV_LOAD, 0, F_MOFFS, 0 },
+	[0xa2] = { INSN_OP_MOV_STORE, 0, F_MOFFS | F_BYTE | F_MEM_DST, 0 },
+	[0xa3] = { INSN_OP_MOV_STORE, 0, F_MOFFS | F_MEM_DST, 0 },
+	[0xa4] = { INSN_OP_MOVS, 0, F_STRING | F_BYTE | F_MEM_DST, 0 },
+	[0xa5] = { INSN_OP_MOVS, 0, F_STRING | F_MEM_DST, 0 },
+	[0xaa] = { INSN_OP_STOS, 0, F_STRING | F_BYTE | F_MEM_DST, 0 },
+	[0xab] = { INSN_OP_STOS, 0, F_STRING | F_MEM_DST, 0 },
+	[0xac] = { INSN_OP_LODS, 0, F_STRING | F_BYTE, 0 },
+	[0xad] = { INSN_OP_LODS, 0, F_STRING, 0 },
+	[0xc6] = { 0, 0, F_MODRM | F_GROUP | F_BYTE | F_IMMZ, G_MOVI },
+	[0xc7] = { 0, 0, F_MODRM | F_GROUP | F_IMMZ, G_MOVI },
+	[0xf6] = { 0, 0, F_MODRM | F_GROUP | F_BYTE, G_UNARY },
+	[0xf7] = { 0, 0, F_MODRM | F_GROUP, G_UNARY },
+	[0xfe] = { 0, 0, F_MODRM | F_GROUP | F_BYTE, G_INCDEC },
+	[0xff] = { 0, 0, F_MODRM | F_GROUP, G_INCDEC },
+};
+
+static const struct opdesc two_byte[256] = {
+	[0xb6] = { INSN_OP_MOVZX, 0, F_MODRM | F_REG | F_SRC8, 0 },
+	[0xb7] = { INSN_OP_MOVZX, 0, F_MODRM | F_REG | F_SRC16, 0 },
+	[0xbe] = { INSN_OP_MOVSX, 0, F_MODRM | F_REG | F_SRC8, 0 },
+	[0xbf] = { INSN_OP_MOVSX, 0, F_MODRM | F_REG | F_SRC16, 0 },
+};
+
+/* Indexed by ModRM.reg; the flags add to the opcode's. */
+static const struct opdesc groups[G_COUNT][8] = {
+	[G_ALU] = {
+		{ INSN_OP_ALU, INSN_ALU_ADD, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_OR, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_ADC, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_SBB, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_AND, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_SUB, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_XOR, F_MEM_DST | F_LOCK, 0 },
+		{ INSN_OP_ALU, INSN_ALU_CMP, F_MEM_DST, 0 },
+	},
+	[G_MOVI] = { [0] = { INSN_OP_MOV_STORE_IMM, 0, F_MEM_DST, 0 } },
+	/* /1 is an undocumented alias of TEST: left unsupported. /4-/7 are MUL and DIV. */
+	[G_UNARY] = {
+		[0] = { INSN_OP_TEST, 0, F_MEM_DST | F_IMMZ, 0 },
+		[2] = { INSN_OP_NOT, 0, F_MEM_DST | F_LOCK, 0 },
+		[3] = { INSN_OP_NEG, 0, F_MEM_DST | F_LOCK, 0 },
+	},
+	/* ff /2-/6 are CALL, JMP and PUSH. */
+	[G_INCDEC] = {
+		[0] = { INSN_OP_INC, 0, F_MEM_DST | F_LOCK, 0 },
+		[1] = { INSN_OP_DEC, 0, F_MEM_DST | F_LOCK, 0 },
+	},
+};
+
+/* The bytes being decoded; err says why the last next() failed. */
+struct dec {
+	const uint8_t *bytes;
+	size_t n, pos;
+	enum insn_status err;
+};
+
+static bool next(struct dec *d, uint8_t *v)
+{
+	if (d->pos >= INSN_MAX_LEN) {
+		d->err = INSN_INVALID; /* the CPU raises #GP past 15 bytes */
+		return false;
+	}
+	if (d->pos >= d->n) {
+		d->err = INSN_TRUNCATED;
+		return false;
+	}
+	*v = d->bytes[d->pos++];
+	return true;
+}
+
+static uint64_t sext(uint64_t v, unsigned bytes)
+{
+	unsigned shift = 64 - 8 * bytes;
+	return (uint64_t)((int64_t)(v << shift) >> shift);
+}
+
+/* A little-endian field of size bytes, sign-extended or not. */
+static bool next_field(struct dec *d, unsigned size, bool sign, uint64_t *v)
+{
+	uint64_t x = 0;
+	for (unsigned i = 0; i < size; i++) {
+		uint8_t b;
+		if (!next(d, &b))
+			return false;
+		x |= (uint64_t)b << (8 * i);
+	}
+	*v = sign ? sext(x, size) : x;
+	return true;
+}
+
+struct prefixes {
+	bool opsize, addrsize, lock;
+	enum insn_rep rep;
+	int seg; /* enum guest_seg of the last override, or -1 */
+	uint8_t rex;
+};
+
+/* Legacy prefixes and REX, up to the opcode byte. A REX counts only right
+ * before the opcode; of repeated or conflicting prefixes the last one wins. */
+static bool read_prefixes(struct dec *d, unsigned code_bits, struct prefixes *p, uint8_t *opcode)
+{
+	p->seg = -1;
+	for (;;) {
+		uint8_t b;
+		if (!next(d, &b))
+			return false;
+		switch (b) {
+		case 0x66: p->opsize = true; break;
+		case 0x67: p->addrsize = true; break;
+		case 0xf0: p->lock = true; break;
+		case 0xf2: p->rep = INSN_REP_REPNE; break;
+		case 0xf3: p->rep = INSN_REP_REP; break;
+		case 0x26: p->seg = SEG_ES; break;
+		case 0x2e: p->seg = SEG_CS; break;
+		case 0x36: p->seg = SEG_SS; break;
+		case 0x3e: p->seg = SEG_DS; break;
+		case 0x64: p->seg = SEG_FS; break;
+		case 0x65: p->seg = SEG_GS; break;
+		default:
+			if (code_bits == 64 && (b & 0xf0) == 0x40) {
+				p->rex = b;
+				continue;
+			}
+			*opcode = b;
+			return true;
+		}
+		p->rex = 0; /* a REX followed by a legacy prefix is ignored */
+	}
+}
+
+#define REX_W 8
+#define REX_R 4
+#define REX_X 2
+#define REX_B 1
+
+/* The ModRM memory operand (mod != 3), with SIB and displacement. Sets
+ * *ss_default when the base is rSP or rBP, whose default segment is SS. */
+static bool decode_mem(struct dec *d, uint8_t modrm, unsigned addr_size, unsigned code_bits,
+		       uint8_t rex, struct insn_mem *mem, bool *ss_default)
+{
+	unsigned mod = modrm >> 6, rm = modrm & 7;
+	uint64_t disp = 0;
+
+	mem->base = mem->index = INSN_REG_NONE;
+	mem->scale = 1;
+	if (addr_size == 2) {
+		/* bx+si bx+di bp+si bp+di si di bp bx; mod=0 rm=6 is [disp16]. */
+		static const int8_t base16[8] = { R_BX, R_BX, R_BP, R_BP, R_SI, R_DI, R_BP, R_BX };
+		static const int8_t index16[8] = { R_SI, R_DI, R_SI, R_DI, -1, -1, -1, -1 };
+		if (mod == 0 && rm == 6) {
+			if (!next_field(d, 2, true, &disp))
+				return false;
+		} else {
+			mem->base = base16[rm];
+			mem->index = index16[rm];
+			if (mod && !next_field(d, mod == 1 ? 1 : 2, true, &disp))
+				return false;
+		}
+		mem->disp = disp;
+		*ss_default = mem->base == R_BP;
+		return true;
+	}
+
+	bool disp32 = mod == 2;
+	if (rm == 4) {
+		uint8_t sib;
+		if (!next(d, &sib))
+			return false;
+		unsigned index = ((sib >> 3) & 7) | (rex & REX_X ? 8 : 0);
+		mem->scale = (uint8_t)(1u << (sib >> 6));
+		mem->index = index == R_SP ? INSN_REG_NONE : (int8_t)index; /* 4 = none; r12 is fine */
+		if ((sib & 7) == R_BP && mod == 0)
+			disp32 = true; /* no base */
+		else
+			mem->base = (int8_t)((sib & 7) | (rex & REX_B ? 8 : 0));
+	} else if (rm == 5 && mod == 0) {
+		mem->rip_rel = code_bits == 64; /* [disp32] outside 64-bit code */
+		disp32 = true;
+	} else {
+		mem->base = (int8_t)(rm | (rex & REX_B ? 8 : 0));
+	}
+	if ((mod == 1 || disp32) && !next_field(d, mod == 1 ? 1 : 4, true, &disp))
+		return false;
+	mem->disp = disp;
+	*ss_default = mem->base == R_SP || mem->base == R_BP;
+	return true;
+}
+
+static unsigned operand_size(unsigned code_bits, const struct prefixes *p)
+{
+	if (code_bits == 64)
+		return p->rex & REX_W ? 8 : p->opsize ? 2 : 4;
+	if (code_bits == 32)
+		return p->opsize ? 2 : 4;
+	return p->opsize ? 4 : 2;
+}
+
+static unsigned address_size(unsigned code_bits, const struct prefixes *p)
+{
+	if (code_bits == 64)
+		return p->addrsize ? 4 : 8;
+	if (code_bits == 32)
+		return p->addrsize ? 2 : 4;
+	return p->addrsize ? 4 : 2;
+}
+
+/* The op of an opcode, resolved through its group when it has one (which
+ * needs ModRM.reg). */
+static struct opdesc resolve(struct opdesc d, uint8_t modrm)
+{
+	if (d.flags & F_GROUP) {
+		struct opdesc g = groups[d.group][(modrm >> 3) & 7];
+		d.op = g.op;
+		d.alu = g.alu;
+		d.flags |= g.flags;
+	}
+	return d;
+}
+
+/* Everything after the prefixes. */
+static enum insn_status decode_body(struct dec *d, unsigned code_bits, const struct prefixes *p,
+				    uint8_t opcode, struct insn *out)
+{
+	struct opdesc desc = one_byte[opcode];
+	uint8_t modrm = 0;
+
+	out->opcode = opcode;
+	if (opcode == 0x0f) {
+		if (!next(d, &out->opcode))
+			return d->err;
+		out->two_byte = true;
+		desc = two_byte[out->opcode];
+	}
+	if (desc.flags & F_MODRM) {
+		if (!next(d, &modrm))
+			return d->err;
+		if ((modrm >> 6) == 3)
+			return INSN_UNSUPPORTED; /* a register operand: no memory to emulate */
+		desc = resolve(desc, modrm);
+	}
+	if (desc.op == INSN_OP_NONE || ((desc.flags & F_64ONLY) && code_bits != 64))
+		return INSN_UNSUPPORTED;
+	/* F3/F2 elsewhere are mandatory prefixes (SSE, POPCNT...) or HLE hints. */
+	if (p->rep && !(desc.flags & F_STRING))
+		return INSN_UNSUPPORTED;
+	if (p->lock && !(desc.flags & F_LOCK))
+		return INSN_INVALID;
+
+	unsigned opsize = operand_size(code_bits, p);
+	out->op = desc.op;
+	out->alu = desc.alu;
+	out->code_bits = (uint8_t)code_bits;
+	out->addr_size = (uint8_t)address_size(code_bits, p);
+	out->width = out->reg_width = desc.flags & F_BYTE ? 1 : (uint8_t)opsize;
+	if (desc.flags & (F_SRC8 | F_SRC16 | F_SRC32)) {
+		unsigned src = desc.flags & F_SRC8 ? 1 : desc.flags & F_SRC16 ? 2 : 4;
+		out->width = (uint8_t)(src < opsize ? src : opsize);
+	}
+	out->mem_is_dst = desc.flags & F_MEM_DST;
+	out->lock = p->lock;
+	out->rep = desc.flags & F_STRING ? p->rep : INSN_REP_NONE;
+	out->rex = p->rex;
+
+	/* Segment: SS for rSP/rBP bases, else DS; in 64-bit code only FS and GS
+	 * overrides count (the others are null prefixes there). */
+	bool ss_default = false;
+	if (desc.flags & F_MOFFS) {
+		if (!next_field(d, out->addr_size, false, &out->mem.disp))
+			return d->err;
+		out->mem.base = out->mem.index = INSN_REG_NONE;
+		out->mem.scale = 1;
+	} else if (desc.flags & F_MODRM) {
+		if (!decode_mem(d, modrm, out->addr_size, code_bits, p->rex, &out->mem, &ss_default))
+			return d->err;
+	}
+	out->seg = ss_default ? SEG_SS : SEG_DS;
+	if (p->seg >= 0 && (code_bits != 64 || p->seg == SEG_FS || p->seg == SEG_GS)) {
+		out->seg = (enum guest_seg)p->seg;
+		out->seg_override = true;
+	}
+	if (out->op == INSN_OP_STOS) { /* ES:rDI cannot be overridden */
+		out->seg = SEG_ES;
+		out->seg_override = false;
+	}
+
+	if (desc.flags & (F_IMM8 | F_IMMZ)) {
+		unsigned size = desc.flags & F_IMM8 ? 1 : out->width < 4 ? out->width : 4;
+		out->has_imm = true;
+		if (!next_field(d, size, true, &out->imm))
+			return d->err;
+	}
+
+	/* The register operand. Byte registers 4-7 are AH CH DH BH unless there
+	 * is a REX prefix (any, even 40), which makes them SPL BPL SIL DIL. */
+	if (desc.flags & F_REG) {
+		int reg = ((modrm >> 3) & 7) | (p->rex & REX_R ? 8 : 0);
+		if (out->reg_width == 1 && !p->rex && reg >= 4) {
+			reg -= 4;
+			out->reg_high8 = true;
+		}
+		out->reg = (int8_t)reg;
+	} else if (desc.flags & F_MOFFS || out->op == INSN_OP_STOS || out->op == INSN_OP_LODS) {
+		out->reg = R_AX;
+	}
+	out->len = (uint8_t)d->pos;
+	return INSN_OK;
+}
+
+enum insn_status insn_decode(const uint8_t *bytes, size_t n, unsigned code_bits, struct insn *out)
+{
+	struct dec d = { bytes, n, 0, INSN_OK };
+	struct prefixes p = { 0 };
+	uint8_t opcode;
+	enum insn_status st;
+
+	memset(out, 0, sizeof *out);
+	out->reg = INSN_REG_NONE;
+	out->mem.base = out->mem.index = INSN_REG_NONE;
+	out->mem.scale = 1;
+	if (code_bits != 16 && code_bits != 32 && code_bits != 64)
+		return INSN_UNSUPPORTED;
+	if (!read_prefixes(&d, code_bits, &p, &opcode))
+		st = d.err;
+	else
+		st = decode_body(&d, code_bits, &p, opcode, out);
+	if (st != INSN_OK) {
+		uint8_t len = (uint8_t)d.pos;
+		memset(out, 0, sizeof *out);
+		out->reg = INSN_REG_NONE;
+		out->mem.base = out->mem.index = INSN_REG_NONE;
+		out->mem.scale = 1;
+		out->len = len; /* how far decoding got, for reports */
+	}
+	return st;
+}
+
+const char *insn_status_name(enum insn_status s)
+{
+	switch (s) {
+	case INSN_OK: return "ok";
+	case INSN_TRUNCATED: return "truncated";
+	case INSN_UNSUPPORTED: return "unsupported";
+	case INSN_INVALID: return "invalid";
+	}
+	return "?";
+}
+
+/* -------------------------------------------------------------- describing */
+
+struct sbuf {
+	char *p;
+	size_t size, pos;
+};
+
+__attribute__((format(printf, 2, 3))) static void put(struct sbuf *s, const char *fmt, ...)
+{
+	va_list ap;
+	if (s->pos + 1 >= s->size)
+		return;
+	va_start(ap, fmt);
+	int n = kvsnprintf(s->p + s->pos, s->size - s->pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		s->pos += (size_t)n < s->size - s->pos ? (size_t)n : s->size - s->pos - 1;
+}
+
+static const char *reg_name(int reg, unsigned width, bool high8)
+{
+	static const char *const names[4][16] = {
+		{ "al", "cl", "dl", "bl", "spl", "bpl", "sil", "dil",
+		  "r8b", "r9b", "r10b", "r11b", "r12b", "r13b", "r14b", "r15b" },
+		{ "ax", "cx", "dx", "bx", "sp", "bp", "si", "di",
+		  "r8w", "r9w", "r10w", "r11w", "r12w", "r13w", "r14w", "r15w" },
+		{ "eax", "ecx", "edx", "ebx", "esp", "ebp", "esi", "edi",
+		  "r8d", "r9d", "r10d", "r11d", "r12d", "r13d", "r14d", "r15d" },
+		{ "rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
+		  "r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15" },
+	};
+	static const char *const high[4] = { "ah", "ch", "dh", "bh" };
+	if (reg < 0 || reg > 15)
+		return "?";
+	if (high8)
+		return reg < 4 ? high[reg] : "?";
+	return names[width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3][reg];
+}
+
+static const char *size_name(unsigned width)
+{
+	return width == 1 ? "byte" : width == 2 ? "word" : width == 4 ? "dword" : "qword";
+}
+
+static const char *const seg_names[SEG_COUNT] = { "es", "cs", "ss", "ds", "fs", "gs" };
+
+static uint64_t width_mask(unsigned width)
+{
+	return width >= 8 ? ~0ull : (1ull << (8 * width)) - 1;
+}
+
+static void put_mem(struct sbuf *s, const struct insn *in)
+{
+	const struct insn_mem *m = &in->mem;
+	bool any = false;
+
+	put(s, "%s ", size_name(in->width));
+	if (in->seg_override && in->seg < SEG_COUNT)
+		put(s, "%s:", seg_names[in->seg]);
+	put(s, "[");
+	if (m->rip_rel) {
+		put(s, in->addr_size == 8 ? "rip" : "eip");
+		any = true;
+	}
+	if (m->base != INSN_REG_NONE) {
+		put(s, "%s", reg_name(m->base, in->addr_size, false));
+		any = true;
+	}
+	if (m->index != INSN_REG_NONE) {
+		put(s, "%s%s", any ? "+" : "", reg_name(m->index, in->addr_size, false));
+		if (m->scale > 1)
+			put(s, "*%u", m->scale);
+		any = true;
+	}
+	uint64_t disp = m->disp & width_mask(in->addr_size);
+	if (!any)
+		put(s, "0x%llx", (unsigned long long)disp);
+	else if ((int64_t)m->disp < 0)
+		put(s, "-0x%llx", (unsigned long long)-m->disp);
+	else if (m->disp)
+		put(s, "+0x%llx", (unsigned long long)m->disp);
+	put(s, "]");
+}
+
+static const char *mnemonic(const struct insn *in)
+{
+	static const char *const alu[8] = { "add", "or", "adc", "sbb", "and", "sub", "xor", "cmp" };
+	switch (in->op) {
+	case INSN_OP_MOV_LOAD:
+	case INSN_OP_MOV_STORE:
+	case INSN_OP_MOV_STORE_IMM: return "mov";
+	case INSN_OP_MOVZX: return "movzx";
+	case INSN_OP_MOVSX: return in->two_byte ? "movsx" : "movsxd";
+	case INSN_OP_ALU: return in->alu < 8 ? alu[in->alu] : "?";
+	case INSN_OP_TEST: return "test";
+	case INSN_OP_XCHG: return "xchg";
+	case INSN_OP_NOT: return "not";
+	case INSN_OP_NEG: return "neg";
+	case INSN_OP_INC: return "inc";
+	case INSN_OP_DEC: return "dec";
+	case INSN_OP_MOVS: return "movs";
+	case INSN_OP_STOS: return "stos";
+	case INSN_OP_LODS: return "lods";
+	default: return "?";
+	}
+}
+
+void insn_describe(const struct insn *in, char *buf, size_t len)
+{
+	struct sbuf s = { buf, len, 0 };
+	if (!len)
+		return;
+	buf[0] = 0;
+	if (in->op == INSN_OP_NONE || in->op >= INSN_OP_COUNT) {
+		put(&s, "(none)");
+		return;
+	}
+	if (in->lock)
+		put(&s, "lock ");
+	if (in->rep)
+		put(&s, in->rep == INSN_REP_REPNE ? "repne " : "rep ");
+	put(&s, "%s", mnemonic(in));
+
+	switch (in->op) {
+	case INSN_OP_MOVS:
+	case INSN_OP_STOS:
+	case INSN_OP_LODS:
+		put(&s, "%c", "bwdq"[in->width == 1 ? 0 : in->width == 2 ? 1 : in->width == 4 ? 2 : 3]);
+		if (in->seg_override && in->seg < SEG_COUNT)
+			put(&s, " (%s:)", seg_names[in->seg]);
+		return;
+	case INSN_OP_NOT:
+	case INSN_OP_NEG:
+	case INSN_OP_INC:
+	case INSN_OP_DEC:
+		put(&s, " ");
+		put_mem(&s, in);
+		return;
+	default:
+		break;
+	}
+	put(&s, " ");
+	if (!in->mem_is_dst)
+		put(&s, "%s, ", reg_name(in->reg, in->reg_width, in->reg_high8));
+	put_mem(&s, in);
+	if (!in->mem_is_dst)
+		return;
+	if (in->has_imm)
+		put(&s, ", 0x%llx", (unsigned long long)(in->imm & width_mask(in->width)));
+	else
+		put(&s, ", %s", reg_name(in->reg, in->reg_width, in->reg_high8));
+}
+
+/* --------------------------------------------------------------- emulation */
+
+#define FL_CF (1ull << 0)
+#define FL_PF (1ull << 2)
+#define FL_AF (1ull << 4)
+#define FL_ZF (1ull << 6)
+#define FL_SF (1ull << 7)
+#define FL_DF (1ull << 10)
+#define FL_OF (1ull << 11)
+#define FL_ARITH (FL_CF | FL_PF | FL_AF | FL_ZF | FL_SF | FL_OF)
+
+/* Where register number reg (encoding order, which is not struct vcpu_regs'
+ * order) lives in struct vcpu_regs. */
+static size_t reg_offset(int reg)
+{
+	static const uint8_t off[16] = {
+		offsetof(struct vcpu_regs, rax), offsetof(struct vcpu_regs, rcx),
+		offsetof(struct vcpu_regs, rdx), offsetof(struct vcpu_regs, rbx),
+		offsetof(struct vcpu_regs, rsp), offsetof(struct vcpu_regs, rbp),
+		offsetof(struct vcpu_regs, rsi), offsetof(struct vcpu_regs, rdi),
+		offsetof(struct vcpu_regs, r8), offsetof(struct vcpu_regs, r9),
+		offsetof(struct vcpu_regs, r10), offsetof(struct vcpu_regs, r11),
+		offsetof(struct vcpu_regs, r12), offsetof(struct vcpu_regs, r13),
+		offsetof(struct vcpu_regs, r14), offsetof(struct vcpu_regs, r15),
+	};
+	return off[reg & 15];
+}
+
+static uint64_t *reg_slot(struct vcpu_regs *r, int reg)
+{
+	return (uint64_t *)((char *)r + reg_offset(reg));
+}
+
+static uint64_t reg_get(const struct vcpu_regs *r, int reg)
+{
+	return *(const uint64_t *)((const char *)r + reg_offset(reg));
+}
+
+static uint64_t reg_read(const struct vcpu_regs *r, int reg, bool high8, unsigned width)
+{
+	uint64_t v = reg_get(r, reg);
+	return (high8 ? v >> 8 : v) & width_mask(width);
+}
+
+/* 32-bit writes zero bits 63:32 (the rule in 64-bit code; outside it the
+ * upper half is invisible and the SDM leaves it undefined); 8- and 16-bit
+ * writes keep the rest of the register. */
+static void reg_write(struct vcpu_regs *r, int reg, bool high8, unsigned width, uint64_t val)
+{
+	uint64_t *p = reg_slot(r, reg);
+	if (width == 1 && high8)
+		*p = (*p & ~0xff00ull) | (val & 0xff) << 8;
+	else if (width < 4)
+		*p = (*p & ~width_mask(width)) | (val & width_mask(width));
+	else
+		*p = val & width_mask(width);
+}
+
+static uint64_t szp_flags(uint64_t res, unsigned width)
+{
+	uint64_t f = 0;
+	if (!(res & width_mask(width)))
+		f |= FL_ZF;
+	if (res & (1ull << (8 * width - 1)))
+		f |= FL_SF;
+	if (!__builtin_parity((unsigned)(res & 0xff))) /* PF: even count in the low byte */
+		f |= FL_PF;
+	return f;
+}
+
+/* a + b + cin and its flags: CF is the carry out, OF a signed overflow (both
+ * inputs of one sign, the result of the other), AF the carry out of bit 3. */
+static uint64_t add_op(uint64_t a, uint64_t b, unsigned cin, unsigned width, uint64_t *fl)
+{
+	uint64_t mask = width_mask(width), sign = 1ull << (8 * width - 1);
+	a &= mask;
+	b &= mask;
+	uint64_t res = (a + b + cin) & mask;
+	*fl = szp_flags(res, width);
+	if (res < a || (cin && res == a))
+		*fl |= FL_CF;
+	if ((a ^ res) & (b ^ res) & sign)
+		*fl |= FL_OF;
+	if ((a ^ b ^ res) & 0x10)
+		*fl |= FL_AF;
+	return res;
+}
+
+/* a - b - cin: CF is the borrow (a < b + cin), OF a signed overflow (inputs
+ * of different signs, the result's sign not a's), AF the borrow into bit 4. */
+static uint64_t sub_op(uint64_t a, uint64_t b, unsigned cin, unsigned width, uint64_t *fl)
+{
+	uint64_t mask = width_mask(width), sign = 1ull << (8 * width - 1);
+	a &= mask;
+	b &= mask;
+	uint64_t res = (a - b - cin) & mask;
+	*fl = szp_flags(res, width);
+	if (a < b || (cin && a == b))
+		*fl |= FL_CF;
+	if ((a ^ b) & (a ^ res) & sign)
+		*fl |= FL_OF;
+	if ((a ^ b ^ res) & 0x10)
+		*fl |= FL_AF;
+	return res;
+}
+
+/* One ALU op on width-byte operands; new arithmetic flags go to *fl. AND, OR
+ * and XOR clear CF and OF (and AF, which the SDM leaves undefined). */
+static uint64_t alu_op(enum insn_alu op, uint64_t a, uint64_t b, uint64_t rflags, unsigned width,
+		       uint64_t *fl)
+{
+	unsigned cf = rflags & FL_CF ? 1 : 0;
+	uint64_t res;
+	switch (op) {
+	case INSN_ALU_ADD: return add_op(a, b, 0, width, fl);
+	case INSN_ALU_ADC: return add_op(a, b, cf, width, fl);
+	case INSN_ALU_SUB:
+	case INSN_ALU_CMP: return sub_op(a, b, 0, width, fl);
+	case INSN_ALU_SBB: return sub_op(a, b, cf, width, fl);
+	case INSN_ALU_OR: res = a | b; break;
+	case INSN_ALU_XOR: res = a ^ b; break;
+	case INSN_ALU_AND:
+	default: res = a & b; break;
+	}
+	res &= width_mask(width);
+	*fl = szp_flags(res, width);
+	return res;
+}
+
+static uint64_t addr_mask(unsigned addr_size)
+{
+	return width_mask(addr_size);
+}
+
+/* seg:ea as a linear address. In 64-bit code only FS and GS have a base; in
+ * other modes the sum wraps at 4 GiB. */
+static uint64_t linear(const struct insn *in, const struct guest_mode *m, enum guest_seg seg,
+		       uint64_t ea)
+{
+	ea &= addr_mask(in->addr_size);
+	if (in->code_bits == 64)
+		return seg == SEG_FS || seg == SEG_GS ? m->seg_base[seg] + ea : ea;
+	return (m->seg_base[seg < SEG_COUNT ? seg : SEG_DS] + ea) & 0xffffffffull;
+}
+
+static uint64_t modrm_ea(const struct insn *in, const struct vcpu_regs *r)
+{
+	const struct insn_mem *mem = &in->mem;
+	uint64_t ea = mem->disp;
+	if (mem->rip_rel)
+		ea += r->rip + in->len;
+	if (mem->base != INSN_REG_NONE)
+		ea += reg_get(r, mem->base);
+	if (mem->index != INSN_REG_NONE)
+		ea += reg_get(r, mem->index) * mem->scale;
+	return ea;
+}
+
+static bool is_string(const struct insn *in)
+{
+	return in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS || in->op == INSN_OP_LODS;
+}
+
+uint64_t insn_mem_linear(const struct insn *in, const struct guest_mode *m,
+			 const struct vcpu_regs *regs)
+{
+	if (in->op == INSN_OP_STOS)
+		return linear(in, m, SEG_ES, regs->rdi);
+	if (is_string(in))
+		return linear(in, m, in->seg, regs->rsi);
+	return linear(in, m, in->seg, modrm_ea(in, regs));
+}
+
+/* Does the op write its memory operand (ModRM forms)? */
+static bool writes_mem(const struct insn *in)
+{
+	if (!in->mem_is_dst || in->op == INSN_OP_TEST)
+		return false;
+	return !(in->op == INSN_OP_ALU && in->alu == INSN_ALU_CMP);
+}
+
+static bool reads_mem(const struct insn *in)
+{
+	return in->op != INSN_OP_MOV_STORE && in->op != INSN_OP_MOV_STORE_IMM &&
+	       in->op != INSN_OP_STOS;
+}
+
+unsigned insn_accesses(const struct insn *in, const struct guest_mode *m,
+		       const struct vcpu_regs *regs, struct insn_access out[2])
+{
+	unsigned n = 0;
+	if (in->op == INSN_OP_NONE || in->op >= INSN_OP_COUNT)
+		return 0;
+	if (in->rep && !(regs->rcx & addr_mask(in->addr_size)))
+		return 0;
+	uint64_t addr = insn_mem_linear(in, m, regs);
+	if (reads_mem(in))
+		out[n++] = (struct insn_access){ addr, in->width, false };
+	if (in->op == INSN_OP_MOVS)
+		out[n++] = (struct insn_access){ linear(in, m, SEG_ES, regs->rdi), in->width, true };
+	else if (is_string(in) ? in->op == INSN_OP_STOS : writes_mem(in))
+		out[n++] = (struct insn_access){ addr, in->width, true };
+	return n;
+}
+
+struct emu {
+	const struct insn *in;
+	const struct insn_mem_ops *ops;
+	void *ctx;
+};
+
+static bool mem_read(const struct emu *e, uint64_t addr, uint64_t *val, bool rmw)
+{
+	if (!e->ops->read(e->ctx, addr, e->in->width, val, rmw))
+		return false;
+	*val &= width_mask(e->in->width);
+	return true;
+}
+
+static bool mem_write(const struct emu *e, uint64_t addr, uint64_t val)
+{
+	return e->ops->write(e->ctx, addr, e->in->width, val & width_mask(e->in->width));
+}
+
+static void set_arith_flags(struct vcpu_regs *r, uint64_t fl, uint64_t which)
+{
+	r->rflags = (r->rflags & ~which) | (fl & which);
+}
+
+/* The instructions with a ModRM or moffs operand. */
+static bool emulate_modrm(const struct emu *e, const struct guest_mode *m, struct vcpu_regs *r)
+{
+	const struct insn *in = e->in;
+	uint64_t addr = insn_mem_linear(in, m, r), v, src, res, fl;
+	unsigned w = in->width;
+	bool rmw = writes_mem(in);
+
+	if (in->op == INSN_OP_MOV_STORE)
+		return mem_write(e, addr, reg_read(r, in->reg, in->reg_high8, w));
+	if (in->op == INSN_OP_MOV_STORE_IMM)
+		return mem_write(e, addr, in->imm);
+	if (!mem_read(e, addr, &v, rmw))
+		return false;
+	src = in->has_imm ? in->imm & width_mask(w)
+	      : in->reg != INSN_REG_NONE ? reg_read(r, in->reg, in->reg_high8, in->reg_width) : 0;
+
+	switch (in->op) {
+	case INSN_OP_MOV_LOAD:
+	case INSN_OP_MOVZX:
+		reg_write(r, in->reg, in->reg_high8, in->reg_width, v);
+		return true;
+	case INSN_OP_MOVSX:
+		reg_write(r, in->reg, false, in->reg_width, sext(v, w));
+		return true;
+	case INSN_OP_ALU:
+		if (in->mem_is_dst) {
+			res = alu_op(in->alu, v, src, r->rflags, w, &fl);
+			if (rmw && !mem_write(e, addr, res))
+				return false;
+		} else {
+			res = alu_op(in->alu, src, v, r->rflags, w, &fl);
+			if (in->alu != INSN_ALU_CMP)
+				reg_write(r, in->reg, in->reg_high8, w, res);
+		}
+		set_arith_flags(r, fl, FL_ARITH);
+		return true;
+	case INSN_OP_TEST:
+		alu_op(INSN_ALU_AND, v, src, r->rflags, w, &fl);
+		set_arith_flags(r, fl, FL_ARITH);
+		return true;
+	case INSN_OP_XCHG:
+		if (!mem_write(e, addr, src))
+			return false;
+		reg_write(r, in->reg, in->reg_high8, w, v);
+		return true;
+	case INSN_OP_NOT:
+		return mem_write(e, addr, ~v);
+	case INSN_OP_NEG:
+		res = sub_op(0, v, 0, w, &fl);
+		set_arith_flags(r, fl, FL_ARITH);
+		return mem_write(e, addr, res);
+	case INSN_OP_INC:
+	case INSN_OP_DEC: /* CF is kept */
+		res = in->op == INSN_OP_INC ? add_op(v, 1, 0, w, &fl) : sub_op(v, 1, 0, w, &fl);
+		set_arith_flags(r, fl, FL_ARITH & ~FL_CF);
+		return mem_write(e, addr, res);
+	default:
+		return false;
+	}
+}
+
+/* rSI, rDI or rCX updated at the address size: only SI with 16-bit
+ * addresses, ESI (zero-extended, a 32-bit write) with 32-bit ones. */
+static void addr_reg_set(const struct insn *in, uint64_t *reg, uint64_t val)
+{
+	if (in->addr_size == 2)
+		*reg = (*reg & ~0xffffull) | (val & 0xffff);
+	else
+		*reg = val & addr_mask(in->addr_size);
+}
+
+/* One iteration of MOVS, STOS or LODS. */
+static bool emulate_string(const struct emu *e, const struct guest_mode *m, struct vcpu_regs *r)
+{
+	const struct insn *in = e->in;
+	uint64_t step = r->rflags & FL_DF ? -(uint64_t)in->width : in->width, v;
+
+	switch (in->op) {
+	case INSN_OP_MOVS:
+		if (!mem_read(e, linear(in, m, in->seg, r->rsi), &v, false) ||
+		    !mem_write(e, linear(in, m, SEG_ES, r->rdi), v))
+			return false;
+		addr_reg_set(in, &r->rsi, r->rsi + step);
+		addr_reg_set(in, &r->rdi, r->rdi + step);
+		return true;
+	case INSN_OP_STOS:
+		if (!mem_write(e, linear(in, m, SEG_ES, r->rdi), r->rax))
+			return false;
+		addr_reg_set(in, &r->rdi, r->rdi + step);
+		return true;
+	case INSN_OP_LODS:
+		if (!mem_read(e, linear(in, m, in->seg, r->rsi), &v, false))
+			return false;
+		reg_write(r, R_AX, false, in->width, v);
+		addr_reg_set(in, &r->rsi, r->rsi + step);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void advance_rip(const struct insn *in, struct vcpu_regs *r)
+{
+	r->rip = (r->rip + in->len) & (in->code_bits == 64 ? ~0ull
+				       : in->code_bits == 32 ? 0xffffffffull : 0xffffull);
+}
+
+enum insn_emu_status insn_emulate(const struct insn *in, const struct guest_mode *m,
+				  struct vcpu_regs *regs, const struct insn_mem_ops *ops,
+				  void *ctx)
+{
+	struct emu e = { in, ops, ctx };
+	struct vcpu_regs r = *regs; /* committed only when every access succeeded */
+
+	if (in->op == INSN_OP_NONE || in->op >= INSN_OP_COUNT || !in->len ||
+	    in->len > INSN_MAX_LEN || m->code_bits != in->code_bits)
+		return INSN_EMU_UNSUPPORTED;
+
+	if (!is_string(in)) {
+		if (!emulate_modrm(&e, m, &r))
+			return INSN_EMU_MEM_FAULT;
+	} else if (in->rep) {
+		/* One iteration per call, so that a long REP can be interrupted
+		 * and each access sees the current device state. */
+		uint64_t count = r.rcx & addr_mask(in->addr_size);
+		if (count) {
+			if (!emulate_string(&e, m, &r))
+				return INSN_EMU_MEM_FAULT;
+			addr_reg_set(in, &r.rcx, count - 1);
+			if (count - 1) {
+				*regs = r;
+				return INSN_EMU_AGAIN;
+			}
+		}
+	} else if (!emulate_string(&e, m, &r)) {
+		return INSN_EMU_MEM_FAULT;
+	}
+	advance_rip(in, &r);
+	*regs = r;
+	return INSN_EMU_DONE;
+}

@@ -1,0 +1,641 @@
+/* The local APIC model (lapic.h): vector sets, priorities, interrupt
+ * acceptance and EOI, the register file and its two views (xAPIC MMIO, x2APIC
+ * MSRs), reset and IA32_APIC_BASE, after Intel SDM vol. 3A chapter 10. Section
+ * numbers below are that chapter's. The timer is in lapic_timer.c, IPIs and
+ * LINT in lapic_ipi.c, saved state in lapic_state.c; what they share with
+ * this file is declared in lapic_internal.h. */
+#include "virt/lapic_internal.h"
+#include "lib/string.h"
+
+#define LVT_DELIVERY_STATUS (1u << 12)   /* read-only: always idle here */
+#define ICR_DELIVERY_STATUS (1u << 12)
+#define ICR_LO_WRITABLE 0x000ccfffu      /* vector, mode, dest mode, level, trigger, shorthand */
+#define TIMER_MODE_RESERVED 3u
+#define MAX_PHYS_BITS 52
+
+/* ---- 256-bit vector sets (IRR, ISR, TMR) ---- */
+
+static bool vec_test(const uint32_t *set, unsigned v)
+{
+	return (set[v / 32] >> (v % 32)) & 1;
+}
+
+static void vec_set(uint32_t *set, unsigned v)
+{
+	set[v / 32] |= 1u << (v % 32);
+}
+
+static void vec_clear(uint32_t *set, unsigned v)
+{
+	set[v / 32] &= ~(1u << (v % 32));
+}
+
+static int vec_highest(const uint32_t *set)
+{
+	for (int w = 7; w >= 0; w--)
+		if (set[w])
+			return w * 32 + 31 - __builtin_clz(set[w]);
+	return -1;
+}
+
+/* The priority class of a vector (bits 7:4); no vector (-1) is class 0. */
+static unsigned class_of(int vector)
+{
+	return vector < 0 ? 0 : (unsigned)vector >> 4;
+}
+
+/* ---- state queries ---- */
+
+bool lapic_hw_enabled(const struct lapic *a)
+{
+	return a->apic_base & LAPIC_BASE_EN;
+}
+
+bool lapic_x2apic_mode(const struct lapic *a)
+{
+	return (a->apic_base & (LAPIC_BASE_EN | LAPIC_BASE_EXTD)) == (LAPIC_BASE_EN | LAPIC_BASE_EXTD);
+}
+
+bool lapic_sw_enabled(const struct lapic *a)
+{
+	return lapic_hw_enabled(a) && (a->svr & LAPIC_SVR_ENABLE);
+}
+
+uint32_t lapic_id(const struct lapic *a)
+{
+	return lapic_x2apic_mode(a) ? a->id : a->id >> 24;
+}
+
+uint64_t lapic_base_msr(const struct lapic *a)
+{
+	return a->apic_base;
+}
+
+bool lapic_mmio_page(const struct lapic *a, uint64_t *base)
+{
+	if (!lapic_hw_enabled(a) || lapic_x2apic_mode(a))
+		return false;
+	*base = a->apic_base & ~0xfffull;
+	return true;
+}
+
+uint32_t lapic_tpr(const struct lapic *a)
+{
+	return a->tpr;
+}
+
+void lapic_set_tpr(struct lapic *a, uint32_t tpr)
+{
+	a->tpr = tpr & 0xff;
+}
+
+/* 10.8.3.1: the ISR's class takes over when it is above the TPR's. */
+uint32_t lapic_ppr(const struct lapic *a)
+{
+	unsigned isr_class = class_of(vec_highest(a->isr));
+
+	if ((a->tpr >> 4) >= isr_class)
+		return a->tpr;
+	return isr_class << 4;
+}
+
+/* 10.6.2.4 (APR): the TPR when it is at or above every pending and in-service
+ * class, else the highest of the three classes. Used for lowest-priority
+ * arbitration and read at 0x90. */
+uint32_t arbitration_priority(const struct lapic *a)
+{
+	unsigned tpr_class = a->tpr >> 4;
+	unsigned isr_class = class_of(vec_highest(a->isr));
+	unsigned irr_class = class_of(vec_highest(a->irr));
+	unsigned top = tpr_class;
+
+	if (tpr_class >= irr_class && tpr_class > isr_class)
+		return a->tpr;
+	if (isr_class > top)
+		top = isr_class;
+	if (irr_class > top)
+		top = irr_class;
+	return top << 4;
+}
+
+/* ---- interrupt acceptance ---- */
+
+static void accept_fixed(struct lapic *a, uint8_t vector, bool level)
+{
+	if (!lapic_sw_enabled(a))
+		return; /* a software-disabled APIC takes no fixed interrupts (10.4.7.2) */
+	vec_set(a->irr, vector);
+	if (level)
+		vec_set(a->tmr, vector);
+	else
+		vec_clear(a->tmr, vector);
+}
+
+/* 10.5.3: record errors; the LVT error entry signals each new one. */
+void raise_error(struct lapic *a, uint32_t bits)
+{
+	uint32_t fresh = bits & ~a->esr_pending;
+	uint32_t lvt = a->lvt[LAPIC_LVT_ERROR];
+
+	a->esr_pending |= bits;
+	/* An illegal error vector would raise another error: drop it instead. */
+	if (fresh && !(lvt & LAPIC_LVT_MASKED) && (lvt & 0xff) >= 16)
+		accept_fixed(a, lvt & 0xff, false);
+}
+
+void lapic_set_irq(struct lapic *a, uint8_t vector, bool level)
+{
+	if (!lapic_sw_enabled(a))
+		return;
+	if (vector < 16) {
+		raise_error(a, LAPIC_ESR_RECV_ILLEGAL_VECTOR);
+		return;
+	}
+	accept_fixed(a, vector, level);
+}
+
+int lapic_pending_irq(const struct lapic *a)
+{
+	int vector;
+
+	if (!lapic_hw_enabled(a))
+		return -1;
+	vector = vec_highest(a->irr);
+	if (vector < 0 || class_of(vector) <= lapic_ppr(a) >> 4)
+		return -1;
+	return vector;
+}
+
+void lapic_ack_irq(struct lapic *a, uint8_t vector)
+{
+	if (!vec_test(a->irr, vector))
+		return;
+	vec_clear(a->irr, vector);
+	vec_set(a->isr, vector);
+}
+
+/* A level-triggered LINT interrupt is in service until its EOI (Remote IRR). */
+static void lint_eoi(struct lapic *a, unsigned vector)
+{
+	for (unsigned i = LAPIC_LVT_LINT0; i <= LAPIC_LVT_LINT1; i++)
+		if ((a->lvt[i] & 0xff) == vector)
+			a->lvt[i] &= ~LAPIC_LVT_REMOTE_IRR;
+}
+
+/* 10.8.5: EOI retires the highest in-service vector. */
+static void eoi(struct lapic *a)
+{
+	int vector = vec_highest(a->isr);
+
+	if (vector < 0)
+		return;
+	vec_clear(a->isr, vector);
+	if (vec_test(a->tmr, vector)) {
+		vec_clear(a->tmr, vector);
+		lint_eoi(a, vector);
+		/* Hook for the I/O APIC (part 2): a level-triggered EOI is broadcast
+		 * to it here, to clear Remote IRR in its entries with this vector. */
+	}
+}
+
+/* ---- the register file ---- */
+
+enum {
+	REG_R = 1,          /* readable */
+	REG_W = 2,          /* writable */
+	REG_W_XAPIC = 4,    /* writable in xAPIC mode only (read-only in x2APIC) */
+	REG_XAPIC_ONLY = 8, /* absent in x2APIC mode */
+	REG_X2APIC_ONLY = 16,
+};
+
+struct reg_desc {
+	uint16_t offset;
+	uint8_t flags;
+	uint32_t writable; /* bits a write sets */
+	uint32_t readonly; /* defined, read-only bits: not reserved, writes keep them */
+};
+
+#define LVT_DESC(off, writable, readonly) { off, REG_R | REG_W, writable, readonly }
+
+static const struct reg_desc reg_table[] = {
+	{ LAPIC_REG_ID, REG_R | REG_W_XAPIC, 0xff000000u, 0 },
+	{ LAPIC_REG_VERSION, REG_R, 0, 0 },
+	{ LAPIC_REG_TPR, REG_R | REG_W, 0xff, 0 },
+	{ LAPIC_REG_APR, REG_R | REG_XAPIC_ONLY, 0, 0 },
+	{ LAPIC_REG_PPR, REG_R, 0, 0 },
+	{ LAPIC_REG_EOI, REG_W, 0, 0 },
+	{ LAPIC_REG_RRD, REG_R | REG_XAPIC_ONLY, 0, 0 },
+	{ LAPIC_REG_LDR, REG_R | REG_W_XAPIC, 0xff000000u, 0 },
+	{ LAPIC_REG_DFR, REG_R | REG_W | REG_XAPIC_ONLY, 0xf0000000u, 0 },
+	{ LAPIC_REG_SVR, REG_R | REG_W, 0x3ff, 0 }, /* vector, enable, focus check */
+	{ LAPIC_REG_ISR, REG_R, 0, 0 },
+	{ LAPIC_REG_TMR, REG_R, 0, 0 },
+	{ LAPIC_REG_IRR, REG_R, 0, 0 },
+	{ LAPIC_REG_ESR, REG_R | REG_W, 0, 0 },
+	{ LAPIC_REG_ICR_LO, REG_R | REG_W, ICR_LO_WRITABLE, ICR_DELIVERY_STATUS },
+	{ LAPIC_REG_ICR_HI, REG_R | REG_W | REG_XAPIC_ONLY, 0xff000000u, 0 },
+	LVT_DESC(LAPIC_REG_LVT_TIMER, 0x000700ffu, LVT_DELIVERY_STATUS),
+	LVT_DESC(LAPIC_REG_LVT_THERMAL, 0x000107ffu, LVT_DELIVERY_STATUS),
+	LVT_DESC(LAPIC_REG_LVT_PERF, 0x000107ffu, LVT_DELIVERY_STATUS),
+	LVT_DESC(LAPIC_REG_LVT_LINT0, 0x0001a7ffu, LVT_DELIVERY_STATUS | LAPIC_LVT_REMOTE_IRR),
+	LVT_DESC(LAPIC_REG_LVT_LINT1, 0x0001a7ffu, LVT_DELIVERY_STATUS | LAPIC_LVT_REMOTE_IRR),
+	LVT_DESC(LAPIC_REG_LVT_ERROR, 0x000100ffu, LVT_DELIVERY_STATUS),
+	{ LAPIC_REG_TIMER_INITIAL, REG_R | REG_W, 0xffffffffu, 0 },
+	{ LAPIC_REG_TIMER_CURRENT, REG_R, 0, 0 },
+	{ LAPIC_REG_TIMER_DIVIDE, REG_R | REG_W, 0xb, 0 },
+	{ LAPIC_REG_SELF_IPI, REG_W | REG_X2APIC_ONLY, 0xff, 0 },
+};
+
+/* The register at a 16-byte-aligned offset in the current mode, or NULL when
+ * the offset is reserved. ISR, TMR and IRR are one entry each. */
+static const struct reg_desc *reg_find(const struct lapic *a, unsigned offset)
+{
+	bool x2apic = lapic_x2apic_mode(a);
+
+	if (offset >= LAPIC_REG_ISR && offset < LAPIC_REG_ESR)
+		offset = LAPIC_REG_ISR + (offset - LAPIC_REG_ISR) / 0x80 * 0x80;
+	for (unsigned i = 0; i < sizeof reg_table / sizeof reg_table[0]; i++) {
+		const struct reg_desc *d = &reg_table[i];
+
+		if (d->offset != offset)
+			continue;
+		if ((x2apic && (d->flags & REG_XAPIC_ONLY)) || (!x2apic && (d->flags & REG_X2APIC_ONLY)))
+			return NULL;
+		return d;
+	}
+	return NULL;
+}
+
+/* The register at a 16-byte-aligned offset, whatever the mode. */
+static const struct reg_desc *reg_desc_at(unsigned offset)
+{
+	for (unsigned i = 0; i < sizeof reg_table / sizeof reg_table[0]; i++)
+		if (reg_table[i].offset == offset)
+			return &reg_table[i];
+	return NULL;
+}
+
+/* The bits a register can hold here: those writes set, and the read-only
+ * ones the model sets itself (Remote IRR; delivery status is always idle). */
+uint32_t reg_held_bits(unsigned offset)
+{
+	const struct reg_desc *d = reg_desc_at(offset);
+
+	return d ? (d->writable | d->readonly) & ~LVT_DELIVERY_STATUS : 0;
+}
+
+static bool reg_writable(const struct lapic *a, const struct reg_desc *d)
+{
+	return (d->flags & REG_W) || ((d->flags & REG_W_XAPIC) && !lapic_x2apic_mode(a));
+}
+
+/* A register's value as read (write-only ones read 0 through MMIO). */
+static uint32_t reg_read(struct lapic *a, unsigned offset, uint64_t now)
+{
+	if (offset >= LAPIC_REG_ISR && offset < LAPIC_REG_TMR)
+		return a->isr[(offset - LAPIC_REG_ISR) / 16];
+	if (offset >= LAPIC_REG_TMR && offset < LAPIC_REG_IRR)
+		return a->tmr[(offset - LAPIC_REG_TMR) / 16];
+	if (offset >= LAPIC_REG_IRR && offset < LAPIC_REG_ESR)
+		return a->irr[(offset - LAPIC_REG_IRR) / 16];
+	if (offset >= LAPIC_REG_LVT_TIMER && offset <= LAPIC_REG_LVT_ERROR)
+		return a->lvt[(offset - LAPIC_REG_LVT_TIMER) / 16];
+	switch (offset) {
+	case LAPIC_REG_ID:
+		return a->id;
+	case LAPIC_REG_VERSION:
+		return LAPIC_VERSION;
+	case LAPIC_REG_TPR:
+		return a->tpr;
+	case LAPIC_REG_APR:
+		return arbitration_priority(a);
+	case LAPIC_REG_PPR:
+		return lapic_ppr(a);
+	case LAPIC_REG_LDR:
+		return a->ldr;
+	case LAPIC_REG_DFR:
+		return a->dfr | DFR_RESERVED_ONES;
+	case LAPIC_REG_SVR:
+		return a->svr;
+	case LAPIC_REG_ESR:
+		return a->esr;
+	case LAPIC_REG_ICR_LO:
+		return a->icr_lo;
+	case LAPIC_REG_ICR_HI:
+		return a->icr_hi;
+	case LAPIC_REG_TIMER_INITIAL:
+		return a->timer_initial;
+	case LAPIC_REG_TIMER_CURRENT:
+		return timer_current_count(a, now);
+	case LAPIC_REG_TIMER_DIVIDE:
+		return a->timer_divide;
+	default:
+		return 0; /* EOI, RRD, SELF_IPI */
+	}
+}
+
+static void write_svr(struct lapic *a, uint32_t val)
+{
+	a->svr = val;
+	if (!(val & LAPIC_SVR_ENABLE)) /* 10.4.7.2: software disable masks every LVT */
+		for (unsigned i = 0; i < LAPIC_LVT_COUNT; i++)
+			a->lvt[i] |= LAPIC_LVT_MASKED;
+}
+
+static void write_lvt(struct lapic *a, unsigned index, uint32_t val, uint64_t now)
+{
+	if (!lapic_sw_enabled(a))
+		val |= LAPIC_LVT_MASKED; /* can't unmask while software-disabled */
+	if (index == LAPIC_LVT_TIMER)
+		write_lvt_timer(a, val, now);
+	else
+		a->lvt[index] = val;
+}
+
+/* A write already checked against the mode: reserved bits dropped, the
+ * read-only ones kept, then the register's side effect. */
+static void reg_write(struct lapic *a, const struct reg_desc *d, uint32_t val, uint64_t now)
+{
+	unsigned offset = d->offset;
+
+	val = (val & d->writable) | (reg_read(a, offset, now) & d->readonly);
+	if (offset >= LAPIC_REG_LVT_TIMER && offset <= LAPIC_REG_LVT_ERROR) {
+		write_lvt(a, (offset - LAPIC_REG_LVT_TIMER) / 16, val, now);
+		return;
+	}
+	switch (offset) {
+	case LAPIC_REG_ID:
+		a->id = val;
+		break;
+	case LAPIC_REG_TPR:
+		a->tpr = val;
+		break;
+	case LAPIC_REG_EOI:
+		eoi(a);
+		break;
+	case LAPIC_REG_LDR:
+		a->ldr = val;
+		break;
+	case LAPIC_REG_DFR:
+		a->dfr = val | DFR_RESERVED_ONES;
+		break;
+	case LAPIC_REG_SVR:
+		write_svr(a, val);
+		break;
+	case LAPIC_REG_ESR: /* 10.5.3: a write latches the errors seen since the last one */
+		a->esr = a->esr_pending;
+		a->esr_pending = 0;
+		break;
+	case LAPIC_REG_ICR_LO: /* xAPIC: the low half sends, to the high half's destination */
+		a->icr_lo = val;
+		send_ipi(a, val, a->icr_hi >> 24);
+		break;
+	case LAPIC_REG_ICR_HI:
+		a->icr_hi = val;
+		break;
+	case LAPIC_REG_TIMER_INITIAL:
+		write_timer_initial(a, val, now);
+		break;
+	case LAPIC_REG_TIMER_DIVIDE:
+		write_timer_divide(a, val, now);
+		break;
+	case LAPIC_REG_SELF_IPI:
+		send_self_ipi(a, val & 0xff);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- xAPIC MMIO ---- */
+
+static bool mmio_active(const struct lapic *a)
+{
+	return lapic_hw_enabled(a) && !lapic_x2apic_mode(a);
+}
+
+static uint32_t mmio_slot_read(struct lapic *a, unsigned slot, uint64_t now)
+{
+	if (!reg_find(a, slot)) {
+		raise_error(a, LAPIC_ESR_ILLEGAL_REGISTER);
+		return 0;
+	}
+	return reg_read(a, slot, now);
+}
+
+/* `bytes` under `mask` replace those bytes of the register; the rest come from
+ * its current value, and the result is written as one 32-bit write. */
+static void mmio_slot_write(struct lapic *a, unsigned slot, uint32_t bytes, uint32_t mask, uint64_t now)
+{
+	const struct reg_desc *d = reg_find(a, slot);
+	uint32_t cur;
+
+	if (!d) {
+		raise_error(a, LAPIC_ESR_ILLEGAL_REGISTER);
+		return;
+	}
+	if (!reg_writable(a, d))
+		return; /* read-only: ignored */
+	cur = mask == 0xffffffffu ? 0 : reg_read(a, slot, now);
+	reg_write(a, d, (cur & ~mask) | bytes, now);
+}
+
+uint64_t lapic_mmio_read(struct lapic *a, unsigned offset, unsigned size, uint64_t now)
+{
+	uint64_t val = 0;
+	unsigned cached_slot = ~0u;
+	uint32_t reg = 0;
+
+	if (!mmio_active(a) || size == 0 || size > 8)
+		return 0;
+	for (unsigned i = 0; i < size; i++) {
+		unsigned at = offset + i;
+
+		if (at >= 0x1000)
+			break;
+		if ((at & 15) >= 4)
+			continue; /* padding after the register */
+		if ((at & ~15u) != cached_slot) {
+			cached_slot = at & ~15u;
+			reg = mmio_slot_read(a, cached_slot, now);
+		}
+		val |= (uint64_t)((reg >> (8 * (at & 3))) & 0xff) << (8 * i);
+	}
+	return val;
+}
+
+void lapic_mmio_write(struct lapic *a, unsigned offset, unsigned size, uint64_t val, uint64_t now)
+{
+	unsigned i = 0;
+
+	if (!mmio_active(a) || size == 0 || size > 8)
+		return;
+	while (i < size && offset + i < 0x1000) {
+		unsigned slot = (offset + i) & ~15u;
+		uint32_t bytes = 0, mask = 0;
+
+		/* gather this slot's register bytes */
+		for (; i < size && ((offset + i) & ~15u) == slot; i++) {
+			unsigned byte = (offset + i) & 15;
+
+			if (byte < 4) {
+				bytes |= (uint32_t)((val >> (8 * i)) & 0xff) << (8 * byte);
+				mask |= 0xffu << (8 * byte);
+			}
+		}
+		if (mask)
+			mmio_slot_write(a, slot, bytes, mask, now);
+	}
+}
+
+/* ---- x2APIC MSRs (10.12.1.2, Table 10-6) ---- */
+
+static const struct reg_desc *msr_reg(const struct lapic *a, uint32_t msr)
+{
+	if (!lapic_x2apic_mode(a) || msr < LAPIC_X2APIC_MSR_FIRST || msr > LAPIC_X2APIC_MSR_LAST)
+		return NULL;
+	return reg_find(a, (msr - LAPIC_X2APIC_MSR_FIRST) << 4);
+}
+
+bool lapic_msr_read(struct lapic *a, uint32_t msr, uint64_t *val, uint64_t now)
+{
+	const struct reg_desc *d = msr_reg(a, msr);
+
+	if (!d || !(d->flags & REG_R))
+		return false;
+	if (d->offset == LAPIC_REG_ICR_LO)
+		*val = (uint64_t)a->icr_hi << 32 | a->icr_lo;
+	else
+		*val = reg_read(a, d->offset, now);
+	return true;
+}
+
+/* ICR as one 64-bit MSR: destination in 63:32. Reserved bits 31:20, 17:16 and
+ * 13 fault; the delivery-status bit 12 is ignored. */
+static bool x2apic_icr_write(struct lapic *a, uint64_t val)
+{
+	uint32_t lo = (uint32_t)val;
+
+	if (lo & ~(ICR_LO_WRITABLE | ICR_DELIVERY_STATUS))
+		return false;
+	a->icr_lo = lo & ICR_LO_WRITABLE;
+	a->icr_hi = (uint32_t)(val >> 32);
+	send_ipi(a, a->icr_lo, a->icr_hi);
+	return true;
+}
+
+/* 10.12.1.3: a write with reserved bits set faults; that includes bits 63:32 of
+ * every register but the ICR, any nonzero EOI or ESR value (no writable bits)
+ * and the reserved timer mode 11b. */
+bool lapic_msr_write(struct lapic *a, uint32_t msr, uint64_t val, uint64_t now)
+{
+	const struct reg_desc *d = msr_reg(a, msr);
+	uint32_t v = (uint32_t)val;
+
+	if (!d || !reg_writable(a, d))
+		return false;
+	if (d->offset == LAPIC_REG_ICR_LO)
+		return x2apic_icr_write(a, val);
+	if (val >> 32 || (v & ~(d->writable | d->readonly)))
+		return false;
+	if (d->offset == LAPIC_REG_LVT_TIMER && ((v >> LAPIC_TIMER_MODE_SHIFT) & 3) == TIMER_MODE_RESERVED)
+		return false;
+	reg_write(a, d, v, now);
+	return true;
+}
+
+/* ---- reset and IA32_APIC_BASE ---- */
+
+/* 10.4.7.1: the power-on register values (ID and IA32_APIC_BASE aside). */
+void reset_registers(struct lapic *a)
+{
+	a->tpr = 0;
+	a->ldr = 0;
+	a->dfr = 0xffffffffu;
+	a->svr = 0xff;
+	memset(a->isr, 0, sizeof a->isr);
+	memset(a->tmr, 0, sizeof a->tmr);
+	memset(a->irr, 0, sizeof a->irr);
+	a->esr = a->esr_pending = 0;
+	a->icr_lo = a->icr_hi = 0;
+	for (unsigned i = 0; i < LAPIC_LVT_COUNT; i++)
+		a->lvt[i] = LAPIC_LVT_MASKED;
+	a->timer_initial = a->timer_divide = 0;
+	a->timer_first = 0;
+	a->timer_base = a->timer_expiries = 0;
+	timer_disarm(a);
+}
+
+/* 10.12.10.2: the logical x2APIC ID, derived from the x2APIC ID. */
+uint32_t x2apic_ldr(uint32_t id)
+{
+	return ((id >> 4) << 16) | (1u << (id & 0xf));
+}
+
+static void enter_x2apic(struct lapic *a)
+{
+	a->id = a->initial_id;
+	a->ldr = x2apic_ldr(a->initial_id);
+}
+
+void lapic_init(struct lapic *a, struct lapic_bus *bus, uint32_t apic_id, bool bsp, uint64_t tsc_khz)
+{
+	memset(a, 0, sizeof *a);
+	a->bus = bus;
+	a->tsc_khz = tsc_khz;
+	a->initial_id = apic_id;
+	a->apic_base = LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | (bsp ? LAPIC_BASE_BSP : 0);
+	reset_registers(a);
+	a->id = apic_id << 24;
+	if (bus && bus->count < LAPIC_BUS_MAX)
+		bus->apic[bus->count++] = a;
+}
+
+void lapic_init_signal(struct lapic *a)
+{
+	uint32_t id = a->id;
+
+	reset_registers(a);
+	a->id = id;
+	if (lapic_x2apic_mode(a))
+		a->ldr = x2apic_ldr(a->initial_id);
+	a->nmi_pending = a->sipi_pending = false;
+	a->init_pending = false;
+}
+
+/* 10.12.5, Figure 10-27: the valid transitions are disabled <-> xAPIC,
+ * xAPIC -> x2APIC, x2APIC -> disabled, and any state to itself (relocating the
+ * base). EXTD without EN is invalid. BSP is read-only: written values of it are
+ * ignored. */
+/* IA32_APIC_BASE's reserved bits on a CPU of phys_bits (0 or above 52: 52):
+ * 0-7, 9, and the address bits from phys_bits up. */
+uint64_t base_reserved(unsigned phys_bits)
+{
+	if (phys_bits == 0 || phys_bits > MAX_PHYS_BITS)
+		phys_bits = MAX_PHYS_BITS;
+	return 0xffull | (1ull << 9) | (~0ull << phys_bits);
+}
+
+bool lapic_set_base_msr(struct lapic *a, uint64_t val, unsigned phys_bits)
+{
+	bool enable = val & LAPIC_BASE_EN, extd = val & LAPIC_BASE_EXTD;
+	bool was_enabled = lapic_hw_enabled(a), was_x2apic = lapic_x2apic_mode(a);
+
+	if (val & base_reserved(phys_bits))
+		return false;
+	if (extd && !enable)
+		return false;
+	if (was_x2apic && enable && !extd)
+		return false; /* x2APIC -> xAPIC must pass through disabled */
+	if (!was_enabled && extd)
+		return false; /* disabled -> x2APIC must pass through xAPIC */
+
+	a->apic_base = (val & ~LAPIC_BASE_BSP) | (a->apic_base & LAPIC_BASE_BSP);
+	if (was_enabled && !enable) {
+		reset_registers(a); /* leaving the enabled state resets the APIC */
+		a->id = a->initial_id << 24;
+	} else if (!was_x2apic && extd) {
+		enter_x2apic(a);
+	}
+	return true;
+}

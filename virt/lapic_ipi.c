@@ -1,0 +1,158 @@
+/* Local APIC interrupt messages (lapic.h; SDM vol. 3A 10.6, 10.12.9-10):
+ * destination matching, delivery of one message to one APIC, IPIs sent
+ * through the ICR over the lapic_bus, and the LINT pins. Apart from the
+ * register file (lapic.c), which calls send_ipi and send_self_ipi
+ * (lapic_internal.h). */
+#include "virt/lapic_internal.h"
+
+#define DFR_MODEL_FLAT 0xfu
+#define X2APIC_BROADCAST 0xffffffffu
+#define XAPIC_BROADCAST 0xffu
+
+/* ---- IPIs and destinations (10.6, 10.12.9-10) ---- */
+
+bool lapic_match_dest(const struct lapic *a, uint32_t dest, bool logical)
+{
+	uint32_t ldr;
+
+	if (!lapic_hw_enabled(a))
+		return false;
+	if (dest == X2APIC_BROADCAST)
+		return true;
+	if (lapic_x2apic_mode(a)) {
+		if (!logical)
+			return dest == a->id;
+		/* cluster in bits 31:16, one bit per member in 15:0 */
+		return (dest >> 16) == (a->ldr >> 16) && (dest & a->ldr & 0xffff);
+	}
+	if (dest > XAPIC_BROADCAST)
+		return false; /* an x2APIC-wide destination no 8-bit ID can hold */
+	if (dest == XAPIC_BROADCAST)
+		return true;
+	if (!logical)
+		return dest == a->id >> 24;
+	ldr = a->ldr >> 24;
+	if (a->dfr >> 28 == DFR_MODEL_FLAT)
+		return (ldr & dest) != 0;
+	/* cluster model: cluster in bits 7:4, member bitmap in 3:0 */
+	return (ldr >> 4) == (dest >> 4) && (ldr & dest & 0xf);
+}
+
+void lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, bool level)
+{
+	switch (mode) {
+	case LAPIC_DM_FIXED:
+	case LAPIC_DM_LOWEST:
+		lapic_set_irq(to, vector, level);
+		break;
+	case LAPIC_DM_NMI:
+		to->nmi_pending = true;
+		break;
+	case LAPIC_DM_INIT:
+		to->init_pending = true;
+		break;
+	case LAPIC_DM_SIPI:
+		to->sipi_pending = true;
+		to->sipi_vector = vector;
+		break;
+	default:
+		break; /* SMI, ExtINT and reserved modes: not modelled */
+	}
+}
+
+static bool ipi_targets(const struct lapic *from, const struct lapic *to, unsigned shorthand,
+			uint32_t dest, bool logical)
+{
+	if (!lapic_hw_enabled(to))
+		return false;
+	switch (shorthand) {
+	case LAPIC_DEST_SELF:
+		return to == from;
+	case LAPIC_DEST_ALL:
+		return true;
+	case LAPIC_DEST_OTHERS:
+		return to != from;
+	default:
+		return lapic_match_dest(to, dest, logical);
+	}
+}
+
+/* Lowest priority: the lowest arbitration priority, ties to the lowest ID. */
+static bool lower_priority(const struct lapic *x, const struct lapic *y)
+{
+	uint32_t px = arbitration_priority(x), py = arbitration_priority(y);
+
+	return px < py || (px == py && lapic_id(x) < lapic_id(y));
+}
+
+void send_ipi(struct lapic *from, uint32_t icr, uint32_t dest)
+{
+	uint8_t vector = icr & 0xff;
+	unsigned mode = (icr >> 8) & 7;
+	unsigned shorthand = (icr >> LAPIC_ICR_SHORTHAND_SHIFT) & 3;
+	bool logical = icr & LAPIC_ICR_LOGICAL;
+	bool level = icr & LAPIC_ICR_LEVEL;
+	struct lapic *const *apics = from->bus ? from->bus->apic : &from;
+	unsigned count = from->bus ? from->bus->count : 1;
+	struct lapic *lowest = NULL;
+
+	if ((mode == LAPIC_DM_FIXED || mode == LAPIC_DM_LOWEST) && vector < 16) {
+		raise_error(from, LAPIC_ESR_SEND_ILLEGAL_VECTOR);
+		return;
+	}
+	if (mode == LAPIC_DM_INIT && level && !(icr & LAPIC_ICR_ASSERT))
+		return; /* INIT level de-assert: nothing to do */
+	if (!lapic_x2apic_mode(from) && dest == XAPIC_BROADCAST)
+		dest = X2APIC_BROADCAST; /* reaches x2APIC-mode APICs too */
+
+	for (unsigned i = 0; i < count; i++) {
+		struct lapic *to = apics[i];
+
+		if (!ipi_targets(from, to, shorthand, dest, logical))
+			continue;
+		if (mode != LAPIC_DM_LOWEST)
+			lapic_deliver(to, mode, vector, level);
+		else if (lapic_sw_enabled(to) && (!lowest || lower_priority(to, lowest)))
+			lowest = to;
+	}
+	if (lowest)
+		lapic_deliver(lowest, LAPIC_DM_FIXED, vector, level);
+}
+
+void send_self_ipi(struct lapic *a, uint8_t vector)
+{
+	if (vector < 16)
+		raise_error(a, LAPIC_ESR_SEND_ILLEGAL_VECTOR);
+	else
+		lapic_set_irq(a, vector, false);
+}
+
+void lapic_lint(struct lapic *a, unsigned pin)
+{
+	uint32_t *lvt;
+	unsigned mode;
+	uint8_t vector;
+	bool level;
+
+	if (pin > 1)
+		return;
+	if (!lapic_hw_enabled(a)) {
+		/* 10.4.3: without the APIC, LINT1 is the NMI pin (LINT0, INTR: not modelled) */
+		if (pin == 1)
+			a->nmi_pending = true;
+		return;
+	}
+	lvt = &a->lvt[LAPIC_LVT_LINT0 + pin];
+	if (*lvt & LAPIC_LVT_MASKED)
+		return;
+	mode = (*lvt >> 8) & 7;
+	vector = *lvt & 0xff;
+	level = mode == LAPIC_DM_FIXED && (*lvt & LAPIC_LVT_LEVEL); /* NMI, INIT: always edge */
+	if (level) {
+		if (*lvt & LAPIC_LVT_REMOTE_IRR)
+			return; /* still in service */
+		if (vector >= 16)
+			*lvt |= LAPIC_LVT_REMOTE_IRR;
+	}
+	lapic_deliver(a, (enum lapic_delivery)mode, vector, level);
+}

@@ -1,0 +1,265 @@
+/* The local APIC's saved state (lapic.h, struct lapic_state; snapshots and
+ * clones, virt/vcpu_state.h): save, load, and the check that an image's state
+ * is one this model could hold. Apart from the live model: it needs only the
+ * model's register bits and power-on values (lapic_internal.h). */
+#include "virt/lapic_internal.h"
+#include "lib/print.h"
+#include "lib/string.h"
+
+/* ---- saved state ---- */
+
+#define ESR_MODEL_BITS \
+	(LAPIC_ESR_SEND_ILLEGAL_VECTOR | LAPIC_ESR_RECV_ILLEGAL_VECTOR | LAPIC_ESR_ILLEGAL_REGISTER)
+
+void lapic_state_save(const struct lapic *a, struct lapic_state *s)
+{
+	memset(s, 0, sizeof *s);
+	s->apic_base = a->apic_base;
+	s->initial_id = a->initial_id;
+	s->id = a->id;
+	s->tpr = a->tpr;
+	s->ldr = a->ldr;
+	s->dfr = a->dfr;
+	s->svr = a->svr;
+	memcpy(s->isr, a->isr, sizeof s->isr);
+	memcpy(s->tmr, a->tmr, sizeof s->tmr);
+	memcpy(s->irr, a->irr, sizeof s->irr);
+	s->esr = a->esr;
+	s->esr_pending = a->esr_pending;
+	s->icr_lo = a->icr_lo;
+	s->icr_hi = a->icr_hi;
+	memcpy(s->lvt, a->lvt, sizeof s->lvt);
+	s->timer_initial = a->timer_initial;
+	s->timer_divide = a->timer_divide;
+	s->timer_base = a->timer_base;
+	s->timer_expiries = a->timer_expiries;
+	s->tsc_deadline = a->tsc_deadline;
+	s->timer_first = a->timer_first;
+	s->timer_armed = a->timer_armed;
+	s->nmi_pending = a->nmi_pending;
+	s->init_pending = a->init_pending;
+	s->sipi_pending = a->sipi_pending;
+	s->sipi_vector = a->sipi_vector;
+}
+
+void lapic_state_load(struct lapic *a, const struct lapic_state *s)
+{
+	a->apic_base = s->apic_base;
+	a->initial_id = s->initial_id;
+	a->id = s->id;
+	a->tpr = s->tpr;
+	a->ldr = s->ldr;
+	a->dfr = s->dfr;
+	a->svr = s->svr;
+	memcpy(a->isr, s->isr, sizeof a->isr);
+	memcpy(a->tmr, s->tmr, sizeof a->tmr);
+	memcpy(a->irr, s->irr, sizeof a->irr);
+	a->esr = s->esr;
+	a->esr_pending = s->esr_pending;
+	a->icr_lo = s->icr_lo;
+	a->icr_hi = s->icr_hi;
+	memcpy(a->lvt, s->lvt, sizeof a->lvt);
+	a->timer_initial = s->timer_initial;
+	a->timer_divide = s->timer_divide;
+	a->timer_base = s->timer_base;
+	a->timer_expiries = s->timer_expiries;
+	a->tsc_deadline = s->tsc_deadline;
+	a->timer_first = s->timer_first;
+	a->timer_armed = s->timer_armed != 0;
+	a->nmi_pending = s->nmi_pending != 0;
+	a->init_pending = s->init_pending != 0;
+	a->sipi_pending = s->sipi_pending != 0;
+	a->sipi_vector = s->sipi_vector;
+}
+
+static const char *const lvt_names[LAPIC_LVT_COUNT] = {
+	"timer", "thermal", "perf", "LINT0", "LINT1", "error",
+};
+
+/* IA32_APIC_BASE, the IDs, LDR and the ICR destination per the mode. */
+static bool check_mode(const struct lapic_state *s, unsigned phys_bits, char *err, size_t len)
+{
+	uint64_t base = s->apic_base;
+
+	if (base & base_reserved(phys_bits)) {
+		ksnprintf(err, len, "APIC base 0x%llx sets reserved bits (MAXPHYADDR %u)",
+			  (unsigned long long)base, phys_bits);
+		return false;
+	}
+	if ((base & LAPIC_BASE_EXTD) && !(base & LAPIC_BASE_EN)) {
+		ksnprintf(err, len, "APIC base 0x%llx sets x2APIC mode (EXTD) without EN",
+			  (unsigned long long)base);
+		return false;
+	}
+	if ((base & LAPIC_BASE_EXTD)) {
+		if (s->id != s->initial_id) {
+			ksnprintf(err, len, "x2APIC ID 0x%x is not the APIC's initial ID 0x%x", s->id,
+				  s->initial_id);
+			return false;
+		}
+		if (s->ldr != x2apic_ldr(s->initial_id)) {
+			ksnprintf(err, len, "x2APIC LDR 0x%x is not the one ID 0x%x derives (0x%x)",
+				  s->ldr, s->initial_id, x2apic_ldr(s->initial_id));
+			return false;
+		}
+		return true;
+	}
+	if (s->id & ~reg_held_bits(LAPIC_REG_ID)) {
+		ksnprintf(err, len, "xAPIC ID 0x%x sets bits 23:0", s->id);
+		return false;
+	}
+	if (s->ldr & ~reg_held_bits(LAPIC_REG_LDR)) {
+		ksnprintf(err, len, "xAPIC LDR 0x%x sets bits 23:0", s->ldr);
+		return false;
+	}
+	if (s->icr_hi & ~reg_held_bits(LAPIC_REG_ICR_HI)) {
+		ksnprintf(err, len, "xAPIC ICR destination 0x%x sets bits 23:0", s->icr_hi);
+		return false;
+	}
+	return true;
+}
+
+/* Reserved bits of the other registers, and vectors 0-15. */
+static bool check_registers(const struct lapic_state *s, char *err, size_t len)
+{
+	static const struct {
+		const char *name;
+		unsigned offset;
+		size_t field;
+	} regs[] = {
+		{ "TPR", LAPIC_REG_TPR, offsetof(struct lapic_state, tpr) },
+		{ "SVR", LAPIC_REG_SVR, offsetof(struct lapic_state, svr) },
+		{ "ICR", LAPIC_REG_ICR_LO, offsetof(struct lapic_state, icr_lo) },
+		{ "timer divide configuration", LAPIC_REG_TIMER_DIVIDE,
+		  offsetof(struct lapic_state, timer_divide) },
+	};
+	const struct {
+		const char *name;
+		const uint32_t *set;
+	} vectors[] = { { "ISR", s->isr }, { "TMR", s->tmr }, { "IRR", s->irr } };
+
+	for (unsigned i = 0; i < sizeof regs / sizeof regs[0]; i++) {
+		uint32_t v;
+
+		memcpy(&v, (const char *)s + regs[i].field, sizeof v);
+		if (v & ~reg_held_bits(regs[i].offset)) {
+			ksnprintf(err, len, "%s 0x%x sets reserved bits (0x%x)", regs[i].name, v,
+				  v & ~reg_held_bits(regs[i].offset));
+			return false;
+		}
+	}
+	if ((s->dfr & DFR_RESERVED_ONES) != DFR_RESERVED_ONES) {
+		ksnprintf(err, len, "DFR 0x%x: bits 27:0 are not all ones", s->dfr);
+		return false;
+	}
+	for (unsigned i = 0; i < LAPIC_LVT_COUNT; i++) {
+		uint32_t held = reg_held_bits(LAPIC_REG_LVT_TIMER + 16 * i);
+
+		if (s->lvt[i] & ~held) {
+			ksnprintf(err, len, "LVT %s 0x%x sets reserved bits (0x%x)", lvt_names[i],
+				  s->lvt[i], s->lvt[i] & ~held);
+			return false;
+		}
+		if (!(s->svr & LAPIC_SVR_ENABLE) && !(s->lvt[i] & LAPIC_LVT_MASKED)) {
+			ksnprintf(err, len, "LVT %s 0x%x is unmasked while the APIC is software-disabled",
+				  lvt_names[i], s->lvt[i]);
+			return false;
+		}
+	}
+	if ((s->esr | s->esr_pending) & ~ESR_MODEL_BITS) {
+		ksnprintf(err, len, "ESR 0x%x or pending errors 0x%x beyond the ones this APIC reports (0x%x)",
+			  s->esr, s->esr_pending, ESR_MODEL_BITS);
+		return false;
+	}
+	for (unsigned i = 0; i < 3; i++) {
+		if (vectors[i].set[0] & 0xffff) {
+			ksnprintf(err, len, "%s holds vector %u (vectors 0-15 are illegal)", vectors[i].name,
+				  (unsigned)__builtin_ctz(vectors[i].set[0] & 0xffff));
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The timer and the flags: a state the model's timer could be in. */
+static bool check_timer(const struct lapic_state *s, char *err, size_t len)
+{
+	unsigned mode = (s->lvt[LAPIC_LVT_TIMER] >> LAPIC_TIMER_MODE_SHIFT) & 3;
+	const struct {
+		const char *name;
+		uint8_t val;
+	} flags[] = {
+		{ "timer armed", s->timer_armed }, { "NMI pending", s->nmi_pending },
+		{ "INIT pending", s->init_pending }, { "SIPI pending", s->sipi_pending },
+	};
+
+	for (unsigned i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+		if (flags[i].val > 1) {
+			ksnprintf(err, len, "APIC flag '%s' is %u, not 0 or 1", flags[i].name, flags[i].val);
+			return false;
+		}
+	}
+	for (unsigned i = 0; i < sizeof s->reserved; i++) {
+		if (s->reserved[i]) {
+			ksnprintf(err, len, "APIC state reserved byte %u is not zero", i);
+			return false;
+		}
+	}
+	if (s->tsc_deadline && mode != LAPIC_TIMER_TSC_DEADLINE) {
+		ksnprintf(err, len, "APIC TSC deadline 0x%llx armed outside TSC-deadline mode (timer mode %u)",
+			  (unsigned long long)s->tsc_deadline, mode);
+		return false;
+	}
+	if (!s->timer_armed)
+		return true;
+	if (mode != LAPIC_TIMER_ONESHOT && mode != LAPIC_TIMER_PERIODIC) {
+		ksnprintf(err, len, "APIC timer armed in timer mode %u (not one-shot or periodic)", mode);
+		return false;
+	}
+	if (!s->timer_first || s->timer_first > s->timer_initial) {
+		ksnprintf(err, len, "APIC timer armed counting %u, not 1 to its initial count %u",
+			  s->timer_first, s->timer_initial);
+		return false;
+	}
+	if (mode == LAPIC_TIMER_ONESHOT && s->timer_expiries) {
+		ksnprintf(err, len, "one-shot APIC timer still armed after %llu expiries",
+			  (unsigned long long)s->timer_expiries);
+		return false;
+	}
+	return true;
+}
+
+/* A hardware-disabled APIC holds its power-on registers (leaving the enabled
+ * state resets them, and nothing reaches them until it is enabled again) but
+ * for the TPR, which CR8 writes reach; ID initial_id << 24. */
+static bool check_disabled(const struct lapic_state *s, char *err, size_t len)
+{
+	struct lapic reset;
+	struct lapic_state want;
+
+	if (s->apic_base & LAPIC_BASE_EN)
+		return true;
+	memset(&reset, 0, sizeof reset);
+	reset_registers(&reset);
+	reset.apic_base = s->apic_base;
+	reset.initial_id = s->initial_id;
+	reset.id = s->initial_id << 24;
+	reset.tpr = s->tpr;
+	reset.nmi_pending = s->nmi_pending;
+	reset.init_pending = s->init_pending;
+	reset.sipi_pending = s->sipi_pending;
+	reset.sipi_vector = s->sipi_vector;
+	lapic_state_save(&reset, &want);
+	if (memcmp(&want, s, sizeof want) != 0) {
+		ksnprintf(err, len, "the APIC is disabled (base 0x%llx) but its registers are not at their power-on values",
+			  (unsigned long long)s->apic_base);
+		return false;
+	}
+	return true;
+}
+
+bool lapic_state_check(const struct lapic_state *s, unsigned phys_bits, char *err, size_t len)
+{
+	return check_mode(s, phys_bits, err, len) && check_registers(s, err, len) &&
+	       check_timer(s, err, len) && check_disabled(s, err, len);
+}
