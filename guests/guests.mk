@@ -8,7 +8,7 @@
 # and stay ELF64 files; the others become ELF32 files (QEMU refuses ELF64),
 # so that a loader is tested on both.
 
-GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile
+GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic
 GUEST_AOUT := touch exec misbehave
 GUEST_ELFS := $(patsubst %,$(B)/guests/%.elf,$(GUEST_NAMES))
 

@@ -13,18 +13,11 @@
 #include "svm/caps.h"
 #include "svm/npt.h"
 #include "svm/saved_state.h"
-#include "svm/tlb.h"
-#include "svm/vmcb.h"
-#include "virt/vm.h"
+#include "svm/svm_vcpu.h"
 
 #define IOPM_ORDER 2  /* 12 KiB used */
 #define MSRPM_ORDER 1 /* 8 KiB */
 
-struct svm_vcpu {
-	struct vmcb *vmcb;
-	paddr_t vmcb_pa;
-	struct svm_asid asid;
-};
 
 /* Per physical CPU (sprig runs guests on the bootstrap CPU for now). */
 struct svm_cpu {
@@ -104,6 +97,7 @@ static int svm_vcpu_create(struct vcpu *v)
 	sv->vmcb = pa_to_va(sv->vmcb_pa);
 	c = &sv->vmcb->control;
 	c->intercept_misc1 = INTERCEPT_INTR | INTERCEPT_NMI | INTERCEPT_SMI | INTERCEPT_INIT |
+			     INTERCEPT_VINTR |
 			     INTERCEPT_RDPMC | INTERCEPT_CPUID | INTERCEPT_INVD | INTERCEPT_HLT |
 			     INTERCEPT_INVLPGA | INTERCEPT_IOIO | INTERCEPT_MSR | INTERCEPT_SHUTDOWN;
 	c->intercept_misc2 = INTERCEPT_VMRUN | INTERCEPT_VMMCALL | INTERCEPT_VMLOAD |
@@ -130,7 +124,7 @@ static void svm_vcpu_destroy(struct vcpu *v)
 	v->arch = NULL;
 }
 
-static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
+static void decode_exit(struct svm_vcpu *sv, struct vmcb *vmcb, struct vexit *e)
 {
 	struct vmcb_control *c = &vmcb->control;
 	uint64_t code = c->exit_code;
@@ -150,6 +144,22 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 		e->npf.access = (c->exit_info1 & NPF_FETCH)   ? TDP_ACC_EXEC
 				: (c->exit_info1 & NPF_WRITE) ? TDP_ACC_WRITE
 							      : TDP_ACC_READ;
+		/* Decode assists: the bytes the CPU fetched (APM 15.33.5). */
+		e->npf.insn_bytes_len = 0;
+		if ((cpuinfo.svm.features & SVM_FEAT_DECODE_ASSISTS) &&
+		    c->insn_len <= sizeof(e->npf.insn_bytes)) {
+			e->npf.insn_bytes_len = c->insn_len;
+			memcpy(e->npf.insn_bytes, c->insn_bytes, c->insn_len);
+		}
+		break;
+	case SVM_EXIT_VINTR:
+		/* The window the virtual interrupt request waited for is open. */
+		c->int_ctl &= ~INT_CTL_V_IRQ;
+		e->kind = VEXIT_WINDOW;
+		break;
+	case SVM_EXIT_IRET:
+		svm_iret_exit(sv);
+		e->kind = VEXIT_HANDLED;
 		break;
 	case SVM_EXIT_IOIO:
 		e->kind = VEXIT_IO;
@@ -187,17 +197,17 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 			e->insn_len = 3;
 		break;
 	case SVM_EXIT_INVD:
-		vexit_insn(e, INSN_INVD);
+		vexit_insn(e, VEXIT_INSN_INVD);
 		if (!e->insn_len)
 			e->insn_len = 2;
 		break;
 	case SVM_EXIT_RDPMC:
-		vexit_insn(e, INSN_RDPMC);
+		vexit_insn(e, VEXIT_INSN_RDPMC);
 		break;
 	case SVM_EXIT_MONITOR:
 	case SVM_EXIT_MWAIT:
 	case SVM_EXIT_MWAIT_CONDITIONAL:
-		vexit_insn(e, INSN_MONITOR_MWAIT);
+		vexit_insn(e, VEXIT_INSN_MONITOR_MWAIT);
 		break;
 	case SVM_EXIT_VMRUN:
 	case SVM_EXIT_VMLOAD:
@@ -206,7 +216,7 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 	case SVM_EXIT_CLGI:
 	case SVM_EXIT_SKINIT:
 	case SVM_EXIT_INVLPGA:
-		vexit_insn(e, INSN_VIRT);
+		vexit_insn(e, VEXIT_INSN_VIRT);
 		break;
 	case SVM_EXIT_INTR:
 	case SVM_EXIT_NMI:
@@ -228,13 +238,13 @@ static void decode_exit(struct vcpu *v, struct vmcb *vmcb, struct vexit *e)
 		}
 		break;
 	}
-	(void)v;
 }
 
 static void svm_run(struct vcpu *v, struct vexit *e)
 {
 	struct svm_vcpu *sv = v->arch;
 	struct vmcb *vmcb = sv->vmcb;
+	uint64_t tpr_class = lapic_tpr(&v->apic) >> 4;
 
 	vmcb->control.tlb_control = svm_asid_assign(&svm_cpu.asids, &sv->asid, &v->flush_pending,
 						    cpuinfo.svm.features & SVM_FEAT_FLUSH_BY_ASID);
@@ -244,15 +254,21 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	vmcb->save.rsp = v->regs.rsp;
 	vmcb->save.rip = v->regs.rip;
 	vmcb->save.rflags = v->regs.rflags;
+	svm_prepare_events(v);
+	/* MOV to and from CR8 use V_TPR (V_INTR_MASKING): the APIC's TPR. */
+	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | tpr_class;
 
 	svm_enter(sv->vmcb_pa, &v->regs, svm_cpu.host_vmcb_pa);
 
 	v->regs.rax = vmcb->save.rax;
 	v->regs.rsp = vmcb->save.rsp;
-	v->regs.rip = vmcb->save.rip;
+	v->regs.rip = sv->exit_rip = vmcb->save.rip;
 	v->regs.rflags = vmcb->save.rflags;
+	if ((vmcb->control.int_ctl & 0xf) != tpr_class)
+		lapic_set_tpr(&v->apic, (uint32_t)(vmcb->control.int_ctl & 0xf) << 4);
 	vmcb->control.event_inject = 0;
-	decode_exit(v, vmcb, e);
+	decode_exit(sv, vmcb, e);
+	e->requeued = svm_requeue_interrupted_event(&vmcb->control);
 }
 
 /* MSRs whose guest values live in the VMCB (EFER aside). */
@@ -407,6 +423,12 @@ const struct virt_backend svm_backend = {
 	.msr_write = svm_msr_write,
 	.inject_exception = svm_inject_exception,
 	.guest_cpl = svm_guest_cpl,
+	.guest_mode = svm_guest_mode,
+	.irq_allowed = svm_irq_allowed,
+	.inject_irq = svm_inject_irq,
+	.nmi_allowed = svm_nmi_allowed,
+	.inject_nmi = svm_inject_nmi,
+	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,
 	.guest_cr4 = svm_guest_cr4,
 	.flush_tlb = svm_flush_tlb,

@@ -97,9 +97,11 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define INTERCEPT_NMI (1u << 1)
 #define INTERCEPT_SMI (1u << 2)
 #define INTERCEPT_INIT (1u << 3)
+#define INTERCEPT_VINTR (1u << 4)
 #define INTERCEPT_RDPMC (1u << 15)
 #define INTERCEPT_CPUID (1u << 18)
 #define INTERCEPT_INVD (1u << 22)
+#define INTERCEPT_IRET (1u << 20)
 #define INTERCEPT_HLT (1u << 24)
 #define INTERCEPT_INVLPGA (1u << 26)
 #define INTERCEPT_IOIO (1u << 27)
@@ -118,7 +120,11 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define INTERCEPT_MWAIT_CONDITIONAL (1u << 12)
 #define INTERCEPT_XSETBV (1u << 13)
 
+#define INT_CTL_V_IRQ (1ull << 8)
+#define INT_CTL_V_INTR_PRIO_SHIFT 16
+#define INT_CTL_V_IGN_TPR (1ull << 20)
 #define INT_CTL_V_INTR_MASKING (1ull << 24)
+#define INT_STATE_SHADOW (1ull << 0)
 
 #define TLB_CONTROL_NONE 0
 #define TLB_CONTROL_FLUSH_ALL 1
@@ -130,8 +136,10 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define SVM_EXIT_NMI 0x061
 #define SVM_EXIT_SMI 0x062
 #define SVM_EXIT_INIT 0x063
+#define SVM_EXIT_VINTR 0x064
 #define SVM_EXIT_RDPMC 0x06f
 #define SVM_EXIT_CPUID 0x072
+#define SVM_EXIT_IRET 0x074
 #define SVM_EXIT_INVD 0x076
 #define SVM_EXIT_HLT 0x078
 #define SVM_EXIT_INVLPGA 0x07a
@@ -164,7 +172,12 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define NPF_WRITE (1ull << 1)
 #define NPF_FETCH (1ull << 4)
 
-/* Event injection. */
+/* Event injection (EVENTINJ), and EXITINTINFO in the same format. */
 #define EVENT_INJECT_VALID (1ull << 31)
+#define EVENT_INJECT_TYPE_MASK (7ull << 8)
+#define EVENT_INJECT_INTR (0ull << 8)
+#define EVENT_INJECT_NMI (2ull << 8)
 #define EVENT_INJECT_EXCEPTION (3ull << 8)
+#define EVENT_INJECT_SOFT_INT (4ull << 8)
 #define EVENT_INJECT_ERROR_VALID (1ull << 11)
+#define EVENT_INJECT_VECTOR_MASK 0xffull

@@ -159,6 +159,10 @@ static int vm_create_cmd(int argc, char **argv)
 		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
 			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
+		} else if (strncmp(argv[i], "strict_mmio=", 12) == 0) {
+			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+				return shell_usage_error("vm", "bad strict_mmio '%s' (on or off)", val);
+			a.strict_mmio = strcmp(val, "on") == 0;
 		} else if (strncmp(argv[i], "alias=", 6) == 0) {
 			if (a.aliases == VM_ALIASES_MAX || !parse_alias(val, &a.alias[a.aliases++]))
 				return shell_usage_error("vm", "bad alias '%s' (GPA:SIZE@TARGET_GPA, at "
@@ -397,7 +401,7 @@ static int cmd_vm(int argc, char **argv)
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images");
 
 static void print_vm_stats(struct vm *vm)
@@ -415,6 +419,15 @@ static void print_vm_stats(struct vm *vm)
 			(unsigned long long)vm->stats.io_ports[i].count);
 	kprintf("  %-26s %llu\n", "msr_unknown", (unsigned long long)vm->stats.msr_unknown);
 	kprintf("  %-26s %llu\n", "msr_refused", (unsigned long long)vm->stats.msr_refused);
+	kprintf("  %-26s %llu\n", "irq_injected", (unsigned long long)vm->stats.irq_injected);
+	kprintf("  %-26s %llu\n", "nmi_injected", (unsigned long long)vm->stats.nmi_injected);
+	kprintf("  %-26s %llu\n", "events_requeued", (unsigned long long)vm->stats.events_requeued);
+	kprintf("  %-26s %llu\n", "irq_window_exits", (unsigned long long)vm->stats.irq_window_exits);
+	kprintf("  %-26s %llu\n", "timer_fires", (unsigned long long)vm->vcpu.apic.timer_fires);
+	kprintf("  %-26s %llu\n", "timer_late_max_ns", (unsigned long long)vm->stats.timer_late_max_ns);
+	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)vm->stats.mmio_exits);
+	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)vm->stats.mmio_unclaimed);
+	kprintf("  %-26s %llu\n", "decode_failures", (unsigned long long)vm->stats.decode_failures);
 	mmu_stats_print(&vm->mmu);
 }
 

@@ -11,6 +11,8 @@
 #define SPRIG_CPUID_LEAF 0x40000000u
 
 bool emulate_cpuid(struct vcpu *v);
+/* The guest's TSC now (the host's plus its offset): the local APIC's clock. */
+uint64_t guest_tsc(const struct vcpu *v);
 bool emulate_rdmsr(struct vcpu *v);
 bool emulate_wrmsr(struct vcpu *v);
 bool emulate_io(struct vm *vm, const struct vexit *e);

@@ -2,12 +2,14 @@
  * exist and which writes are valid; the backend stores and loads the values
  * its control block holds (EFER, the syscall, sysenter and segment-base MSRs,
  * PAT), and the rest are here: the TSC through the TSC offset, and the fixed
- * values of a few MSRs that guests probe. Everything refused raises #GP. */
+ * values of a few MSRs that guests probe; the local APIC's MSRs go to its
+ * model. Everything refused raises #GP. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "virt/emulate.h"
+#include "virt/lapic.h"
 #include "virt/msr_policy.h"
 
 /* Console lines per VM and kind; the counters in `stats` go on. */
@@ -16,6 +18,35 @@
 static uint64_t edx_eax(const struct vcpu *v)
 {
 	return (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
+}
+
+uint64_t guest_tsc(const struct vcpu *v)
+{
+	return rdtsc() + (uint64_t)v->tsc_offset;
+}
+
+static bool apic_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	if (msr == MSR_APIC_BASE) {
+		*val = lapic_base_msr(&v->apic);
+		return true;
+	}
+	if (msr == MSR_TSC_DEADLINE) {
+		*val = lapic_tsc_deadline_read(&v->apic);
+		return true;
+	}
+	return lapic_msr_read(&v->apic, msr, val, guest_tsc(v));
+}
+
+static bool apic_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	if (msr == MSR_APIC_BASE)
+		return lapic_set_base_msr(&v->apic, val, cpuinfo.phys_bits);
+	if (msr == MSR_TSC_DEADLINE) {
+		lapic_tsc_deadline_write(&v->apic, val, guest_tsc(v));
+		return true;
+	}
+	return lapic_msr_write(&v->apic, msr, val, guest_tsc(v));
 }
 
 static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
@@ -46,8 +77,11 @@ bool emulate_rdmsr(struct vcpu *v)
 		ok = backend->msr_read(v, msr, &val);
 		break;
 	case MSR_HOME_VIRT:
-		val = rdtsc() + (uint64_t)v->tsc_offset;
+		val = guest_tsc(v);
 		ok = msr == MSR_TSC || msr_fixed_value(msr, &val);
+		break;
+	case MSR_HOME_APIC:
+		ok = apic_msr_read(v, msr, &val);
 		break;
 	default:
 		ok = false;
@@ -76,6 +110,12 @@ bool emulate_wrmsr(struct vcpu *v)
 
 	if (home == MSR_HOME_NONE) {
 		msr_unknown(v, msr, true);
+		return false;
+	}
+	if (home == MSR_HOME_APIC) {
+		if (apic_msr_write(v, msr, val))
+			return true;
+		msr_refused(v, msr, "the local APIC refuses it");
 		return false;
 	}
 	if (!backend->msr_read(v, MSR_EFER, &g.efer)) {

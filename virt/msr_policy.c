@@ -7,7 +7,12 @@
 
 enum msr_home msr_home(uint32_t msr)
 {
+	if (msr >= MSR_X2APIC_BASE && msr <= MSR_X2APIC_LAST)
+		return MSR_HOME_APIC;
 	switch (msr) {
+	case MSR_APIC_BASE:
+	case MSR_TSC_DEADLINE:
+		return MSR_HOME_APIC;
 	case MSR_EFER:
 	case MSR_STAR:
 	case MSR_LSTAR:

@@ -21,7 +21,10 @@
  *   MTRRCAP            reads 0 (no fixed or variable MTRRs); read-only
  *   MTRR_DEF_TYPE      reads 0; writes with valid types and no reserved bits
  *                      are accepted and dropped (guest memory is write-back)
- *   TSC_AUX            reads 0; writes of 32-bit values accepted and dropped */
+ *   TSC_AUX            reads 0; writes of 32-bit values accepted and dropped
+ *   APIC_BASE, TSC_DEADLINE, x2APIC 0x800-0x8ff
+ *                      the vCPU's local APIC (virt/lapic.c), which checks
+ *                      them by the SDM's rules */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -32,6 +35,7 @@ enum msr_home {
 	MSR_HOME_NONE,    /* not an MSR sprig offers: #GP on read and write */
 	MSR_HOME_BACKEND, /* the VMCB or VMCS, or beside it: backend msr_read/msr_write */
 	MSR_HOME_VIRT,    /* virt/msr.c: the TSC offset, or a fixed value */
+	MSR_HOME_APIC,    /* the local APIC model (virt/lapic.c) */
 };
 
 /* What the checks of a write need to know of the vCPU. */

@@ -106,7 +106,8 @@ static bool fpu_area_check(const struct vcpu_state *st, const struct fpu_limits 
 }
 
 bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_name,
-			     const struct fpu_limits *lim, char *err, size_t errlen)
+			     const struct fpu_limits *lim, const struct apic_limits *apic,
+			     char *err, size_t errlen)
 {
 	if (strnlen(st->backend, sizeof(st->backend)) == sizeof(st->backend) ||
 	    strcmp(st->backend, backend_name) != 0) {
@@ -143,5 +144,10 @@ bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_na
 			  VM_LOST_MAX, overflow);
 		return false;
 	}
-	return true;
+	if (st->apic.initial_id != apic->apic_id) {
+		ksnprintf(err, errlen, "APIC initial ID 0x%x, this vCPU's is 0x%x", st->apic.initial_id,
+			  apic->apic_id);
+		return false;
+	}
+	return lapic_state_check(&st->apic, apic->phys_bits, err, errlen);
 }

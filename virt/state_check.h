@@ -1,7 +1,7 @@
 /* Checks of what a snapshot image or a clone hands to a new VM, made before
  * any of it reaches the CPU or sprig's own structures: the image header
  * against the blob, and the vendor-neutral part of a struct vcpu_state
- * (XCR0, the XSAVE area, the emulated UART). The backend's architectural
+ * (XCR0, the XSAVE area, the emulated UART, the local APIC). The backend's architectural
  * state is checked by svm/saved_state.c or vmx/saved_state.c. Pure code,
  * built for the host and fuzzed (tests/fuzz). */
 #pragma once
@@ -15,6 +15,12 @@ struct fpu_limits {
 	uint32_t mxcsr_mask;   /* MXCSR bits the CPU implements */
 };
 
+/* What the loading vCPU's local APIC takes (lapic_state_check). */
+struct apic_limits {
+	unsigned phys_bits; /* MAXPHYADDR: the APIC base lies below it */
+	uint32_t apic_id;   /* the vCPU's own APIC ID: the saved initial ID */
+};
+
 /* The largest memory a snapshot may describe (vm create's mem= limit). */
 #define SNAPSHOT_MEM_MAX (3ull << 30)
 
@@ -24,9 +30,11 @@ struct fpu_limits {
 bool snapshot_header_check(const void *blob, uint64_t size, const struct vcpu_state **state,
 			   char *err, size_t errlen);
 /* The vendor-neutral fields of st, for a machine whose backend is
- * backend_name (st->backend must name it). False with a reason. */
+ * backend_name (st->backend must name it), the local APIC included. False
+ * with a reason. */
 bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_name,
-			     const struct fpu_limits *lim, char *err, size_t errlen);
+			     const struct fpu_limits *lim, const struct apic_limits *apic,
+			     char *err, size_t errlen);
 /* XCR0 as XSETBV accepts it (SDM vol. 1, 13.3): x87 set, AVX with SSE,
  * AVX-512 whole and with AVX, nothing outside allowed. */
 bool xcr0_valid(uint64_t xcr0, uint64_t allowed);

@@ -5,6 +5,8 @@
  * is handled once, in virt/, for both. */
 #pragma once
 #include "mm/split.h"
+#include "virt/guest_mode.h"
+#include "virt/lapic.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +33,7 @@ enum vexit_kind {
 	VEXIT_INTR,       /* a host interrupt arrived; the guest resumes after it */
 	VEXIT_SHUTDOWN,   /* triple fault */
 	VEXIT_INSN,       /* an instruction the virtual CPU treats apart (enum vexit_insn) */
+	VEXIT_WINDOW,     /* the guest can take the interrupt or NMI that waited for it */
 	VEXIT_HANDLED,    /* the backend handled it itself (e.g. CR access under VMX) */
 	VEXIT_FAILED,     /* the backend could not enter or continue: reason in text */
 	VEXIT_UNKNOWN,    /* an exit virt/ has no handler for */
@@ -39,14 +42,17 @@ enum vexit_kind {
 
 /* VEXIT_INSN: which instruction. */
 enum vexit_insn {
-	INSN_INVD,          /* would drop the host's cached writes: never run */
-	INSN_RDPMC,         /* would read the host's counters; no PMU is offered */
-	INSN_MONITOR_MWAIT, /* not offered (CPUID hides MONITOR) */
-	INSN_VIRT,          /* SVM's or VMX's own instructions: not offered to guests */
+	VEXIT_INSN_INVD,          /* would drop the host's cached writes: never run */
+	VEXIT_INSN_RDPMC,         /* would read the host's counters; no PMU is offered */
+	VEXIT_INSN_MONITOR_MWAIT, /* not offered (CPUID hides MONITOR) */
+	VEXIT_INSN_VIRT,          /* SVM's or VMX's own instructions: not offered to guests */
 };
 
 struct vexit {
 	enum vexit_kind kind;
+	/* The exit interrupted an event's delivery, queued again for the next
+	 * entry (SVM EXITINTINFO, VMX IDT-vectoring information). */
+	bool requeued;
 	/* Length of the exiting instruction, for skipping it; 0 if unknown. */
 	unsigned insn_len;
 	union {
@@ -54,6 +60,10 @@ struct vexit {
 			uint64_t gpa;
 			unsigned access; /* TDP_ACC_* of the access */
 			bool present;    /* the entry was present: a permission fault */
+			/* The instruction's first bytes where the CPU has decode
+			 * assists (SVM), else 0 of them: virt/ fetches them. */
+			uint8_t insn_bytes[15];
+			uint8_t insn_bytes_len;
 		} npf;
 		struct {
 			uint16_t port;
@@ -94,12 +104,26 @@ struct virt_backend {
 	 * the backend does not hold. */
 	bool (*msr_read)(struct vcpu *v, uint32_t msr, uint64_t *val);
 	bool (*msr_write)(struct vcpu *v, uint32_t msr, uint64_t val);
-	/* Raise #GP in the guest at the next entry (no error code in real mode). */
 	/* Raise exception vector (arch/x86/regs.h X86_VEC_*) at the next entry,
 	 * with error code 0 where the vector and the mode push one. */
 	void (*inject_exception)(struct vcpu *v, unsigned vector);
 	/* The guest's current privilege level. */
 	unsigned (*guest_cpl)(struct vcpu *v);
+	/* Control registers, code width and segment bases, for instruction
+	 * emulation (virt/mmio.c). */
+	void (*guest_mode)(struct vcpu *v, struct guest_mode *m);
+	/* Events. Could an external interrupt be delivered at the next entry:
+	 * RFLAGS.IF set, no STI or MOV SS shadow, no event queued for that
+	 * entry already (a re-injected one, an exception, an NMI)? */
+	bool (*irq_allowed)(struct vcpu *v);
+	void (*inject_irq)(struct vcpu *v, uint8_t vector);
+	/* Could an NMI be delivered: not blocked by an NMI still in its
+	 * handler (until IRET), nor by MOV SS, nor queued behind another event? */
+	bool (*nmi_allowed)(struct vcpu *v);
+	void (*inject_nmi)(struct vcpu *v);
+	/* Exit (VEXIT_WINDOW) as soon as the guest can take an interrupt (irq)
+	 * or an NMI (nmi); false stops asking. */
+	void (*event_window)(struct vcpu *v, bool irq, bool nmi);
 	/* CR0 as the guest sees it (the MSR policy checks EFER writes by it). */
 	uint64_t (*guest_cr0)(struct vcpu *v);
 	/* CR4 as the guest sees it (CPUID's OSXSAVE bit reflects it). */
@@ -133,6 +157,8 @@ struct vcpu {
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
+	bool halted;           /* after HLT: waits for an interrupt */
+	struct lapic apic;     /* its local APIC (virt/lapic.c) */
 	struct tdp_table_cache table_cache; /* page tables for its faults, filled before mmu_lock */
 };
 

@@ -1,6 +1,7 @@
 /* vCPU state capture and load (vcpu_state.h). */
 #include "virt/vcpu_state.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/cpuinfo.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -32,6 +33,7 @@ bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t err
 	st->guest_tsc = rdtsc() + (uint64_t)v->tsc_offset;
 	st->uart = vm->uart;
 	st->lost = vm->lost;
+	lapic_state_save(&v->apic, &st->apic);
 	fpu_vcpu_sync(v);
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave, v->xsave, xsave_bytes);
@@ -41,9 +43,10 @@ bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t err
 bool vcpu_state_check(const struct vcpu_state *st, char *err, size_t errlen)
 {
 	struct fpu_limits lim;
+	struct apic_limits apic = { .phys_bits = cpuinfo.phys_bits, .apic_id = VCPU_APIC_ID };
 
 	fpu_limits(&lim);
-	return vcpu_state_check_common(st, backend->name, &lim, err, errlen) &&
+	return vcpu_state_check_common(st, backend->name, &lim, &apic, err, errlen) &&
 	       backend->state_check(st->arch, st->arch_bytes, &st->regs, err, errlen);
 }
 
@@ -62,6 +65,9 @@ bool vcpu_state_load(struct vm *vm, const struct vcpu_state *st, char *err, size
 	memcpy(v->xsave, st->xsave, st->xsave_bytes);
 	vm->uart = st->uart;
 	vm->lost = st->lost;
+	/* After the backend's state: the APIC's TPR is whole, VMX's CR8 only its
+	 * bits 7:4. The APIC keeps this VM's bus and TSC rate. */
+	lapic_state_load(&v->apic, &st->apic);
 	/* The guest's clock goes on from where it was captured. */
 	vm->created_tsc = rdtsc() - st->guest_tsc;
 	v->tsc_offset = -(int64_t)vm->created_tsc;

@@ -4,6 +4,9 @@
 #include "virt/vm.h"
 
 #define VCPU_XSAVE_MAX 8192 /* fpu_vcpu_init's area is at most two pages */
+/* The APIC ID vm_create gives its one vCPU (lapic_init in virt/vm.c): a
+ * saved APIC's initial ID must be it. */
+#define VCPU_APIC_ID 0
 
 struct vcpu_state {
 	char backend[8];       /* "svm" or "vmx": the arch part is the backend's */
@@ -12,6 +15,7 @@ struct vcpu_state {
 	uint64_t guest_tsc;    /* the guest's TSC when captured: it resumes there */
 	struct vm_uart uart;   /* the emulated COM1, a partial line included */
 	struct vm_lost lost;   /* discards the guest has not collected (HC_LOST_RANGES) */
+	struct lapic_state apic; /* the local APIC, its timer in guest-TSC time */
 	uint32_t xsave_bytes;
 	uint32_t arch_bytes;
 	uint8_t xsave[VCPU_XSAVE_MAX];

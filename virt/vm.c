@@ -2,6 +2,7 @@
  * each decoded exit to its handler, and stop with a report when the guest ends
  * or misbehaves. sprig and the other VMs go on in every case. */
 #include "virt/vm.h"
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
@@ -13,6 +14,7 @@
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 #include "virt/mb1_loader.h"
+#include "virt/mmio.h"
 #include "virt/shell.h"
 #include "virt/vcpu_state.h"
 #include "vmx/vmx.h"
@@ -27,7 +29,8 @@ const char *const vexit_kind_names[VEXIT_KINDS] = {
 	[VEXIT_NPF] = "npf",         [VEXIT_IO] = "io",        [VEXIT_HYPERCALL] = "hypercall",
 	[VEXIT_CPUID] = "cpuid",     [VEXIT_RDMSR] = "rdmsr",  [VEXIT_WRMSR] = "wrmsr",
 	[VEXIT_HLT] = "hlt",         [VEXIT_XSETBV] = "xsetbv", [VEXIT_INTR] = "intr",
-	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_INSN] = "insn", [VEXIT_HANDLED] = "handled",
+	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_INSN] = "insn", [VEXIT_WINDOW] = "window",
+	[VEXIT_HANDLED] = "handled",
 	[VEXIT_FAILED] = "failed",   [VEXIT_UNKNOWN] = "unknown",
 };
 
@@ -191,7 +194,9 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	if (a->args)
 		memcpy(vm->args, a->args, strnlen(a->args, VM_ARGS_MAX - 1));
 	vm->mem_bytes = a->mem_bytes;
+	vm->strict_mmio = a->strict_mmio;
 	vm->vcpu.vm = vm;
+	lapic_init(&vm->vcpu.apic, &vm->apic_bus, VCPU_APIC_ID, true, tsc_khz());
 
 	if (mmu_init(&vm->mmu, backend->tdp, backend->flush_tlb, &vm->vcpu)) {
 		ksnprintf(err, errlen, "out of memory for the page tables");
@@ -255,8 +260,7 @@ static bool handle_npf(struct vm *vm, const struct vexit *e)
 	case TDP_RETRY:
 		break;
 	case TDP_NO_SLOT:
-		vm_fail(vm, "%s outside guest memory at gpa 0x%llx", access_name(e->npf.access),
-			(unsigned long long)e->npf.gpa);
+		mmio_exit(vm, e);
 		break;
 	case TDP_PERMISSION:
 		vm_fail(vm, "%s to gpa 0x%llx is not allowed by its memslot",
@@ -274,16 +278,16 @@ static bool handle_npf(struct vm *vm, const struct vexit *e)
 static bool emulate_insn(struct vcpu *v, enum vexit_insn insn)
 {
 	switch (insn) {
-	case INSN_INVD:
+	case VEXIT_INSN_INVD:
 		/* As KVM: nothing to invalidate that the guest could tell from
 		 * keeping it; never the host's caches. */
 		return true;
-	case INSN_RDPMC:
+	case VEXIT_INSN_RDPMC:
 		/* No counters are offered: every ECX is out of range. */
 		backend->inject_exception(v, X86_VEC_GP);
 		return false;
-	case INSN_MONITOR_MWAIT:
-	case INSN_VIRT:
+	case VEXIT_INSN_MONITOR_MWAIT:
+	case VEXIT_INSN_VIRT:
 		break;
 	}
 	backend->inject_exception(v, X86_VEC_UD);
@@ -317,8 +321,16 @@ static bool handle_exit(struct vm *vm, const struct vexit *e)
 	case VEXIT_INSN:
 		return emulate_insn(v, e->insn);
 	case VEXIT_HLT:
-		/* No virtual device raises interrupts yet: a halt is the end. */
-		vm_fail(vm, "halted with interrupts %s", v->regs.rflags & RFLAGS_IF ? "on (nothing can wake it)" : "off");
+		/* With interrupts off only an NMI could wake it, and nothing
+		 * sends this vCPU one: that is the guest's end. */
+		if (!(v->regs.rflags & RFLAGS_IF)) {
+			vm_fail(vm, "halted with interrupts off");
+			return false;
+		}
+		v->halted = true;
+		return true;
+	case VEXIT_WINDOW:
+		vm->stats.irq_window_exits++;
 		return false;
 	case VEXIT_SHUTDOWN:
 		vm_fail(vm, "triple fault (shutdown)");
@@ -357,6 +369,79 @@ static void report_registers(struct vcpu *v)
 	backend->dump(v);
 }
 
+/* Fire what the guest's APIC timer has due by now, noting how late. */
+static void update_timer(struct vm *vm)
+{
+	struct lapic *a = &vm->vcpu.apic;
+	uint64_t now = guest_tsc(&vm->vcpu), due = lapic_timer_next(a);
+
+	if (!due || now < due)
+		return;
+	lapic_timer_update(a, now);
+	if (tsc_to_ns(now - due) > vm->stats.timer_late_max_ns)
+		vm->stats.timer_late_max_ns = tsc_to_ns(now - due);
+}
+
+/* Make sprig's timer interrupt come by the guest's next timer deadline: it
+ * needs an exit then (or a wake-up from the halt). */
+static void arm_host_timer(const struct vcpu *v)
+{
+	uint64_t due = lapic_timer_next(&v->apic);
+
+	if (due)
+		apic_timer_wake_by(due - (uint64_t)v->tsc_offset);
+}
+
+static bool wakes_halted(const struct vcpu *v)
+{
+	return v->apic.nmi_pending || lapic_pending_irq(&v->apic) >= 0;
+}
+
+/* Before an entry: inject what the APIC holds for the vCPU when it can take
+ * it, otherwise ask for an exit when it can (the window). */
+static void deliver_events(struct vm *vm)
+{
+	struct vcpu *v = &vm->vcpu;
+	bool want_nmi = false, want_irq = false;
+	int vector;
+
+	if (v->apic.nmi_pending) {
+		if (backend->nmi_allowed(v)) {
+			backend->inject_nmi(v);
+			v->apic.nmi_pending = false;
+			vm->stats.nmi_injected++;
+		} else {
+			want_nmi = true;
+		}
+	}
+	if ((vector = lapic_pending_irq(&v->apic)) >= 0) {
+		if (backend->irq_allowed(v)) {
+			backend->inject_irq(v, (uint8_t)vector);
+			lapic_ack_irq(&v->apic, (uint8_t)vector);
+			vm->stats.irq_injected++;
+		} else {
+			want_irq = true;
+		}
+	}
+	backend->event_window(v, want_irq, want_nmi);
+}
+
+/* Between exits, whatever their kind: a guest that exits without pause (or
+ * sleeps in HLT) must still meet its deadline and hear Ctrl-C. The console
+ * is read once a millisecond, the clock every time. */
+static void check_pause(struct vm *vm, uint64_t deadline, uint64_t *next_poll)
+{
+	uint64_t now = rdtsc();
+
+	if (deadline && now >= deadline) {
+		vm_pause(vm, "timeout");
+	} else if (now >= *next_poll) {
+		*next_poll = now + tsc_khz();
+		if (console_poll())
+			vm_pause(vm, "Ctrl-C");
+	}
+}
+
 void vm_run(struct vm *vm, uint64_t timeout_ms)
 {
 	struct vcpu *v = &vm->vcpu;
@@ -367,11 +452,24 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 	vm->state = VM_RUNNING;
 	cli();
 	while (vm->state == VM_RUNNING) {
+		update_timer(vm);
+		if (v->halted && !wakes_halted(v)) {
+			/* Sleep until an interrupt: sprig's tick, or the
+			 * one-shot armed for the guest's timer. */
+			arm_host_timer(v);
+			sti_hlt_cli();
+			check_pause(vm, deadline, &next_poll);
+			continue;
+		}
+		v->halted = false;
+		deliver_events(vm);
+		arm_host_timer(v);
 		fpu_enter(v);
 		backend->run(v, &e);
 		fpu_exit(v);
 		vm->stats.exits++;
 		vm->stats.exits_by_kind[e.kind]++;
+		vm->stats.events_requeued += e.requeued;
 		if (handle_exit(vm, &e))
 			v->regs.rip += e.insn_len;
 		if (vm->on_exit && vm->state == VM_RUNNING)
@@ -382,19 +480,8 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 			__asm__ volatile("nop");
 			cli();
 		}
-		if (vm->state != VM_RUNNING)
-			break;
-		/* On every exit, whatever its kind: a guest that exits without
-		 * pause must still meet its deadline and hear Ctrl-C. The console
-		 * is read once a millisecond, the clock every time. */
-		uint64_t now = rdtsc();
-		if (deadline && now >= deadline) {
-			vm_pause(vm, "timeout");
-		} else if (now >= next_poll) {
-			next_poll = now + tsc_khz();
-			if (console_poll())
-				vm_pause(vm, "Ctrl-C");
-		}
+		if (vm->state == VM_RUNNING)
+			check_pause(vm, deadline, &next_poll);
 	}
 	sti();
 	uart_flush_line(vm);

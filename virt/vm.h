@@ -51,6 +51,14 @@ struct vm_stats {
 	uint64_t io_other;    /* accesses to ports nothing emulates */
 	uint64_t msr_unknown; /* accesses to MSRs sprig does not offer: #GP */
 	uint64_t msr_refused; /* writes the MSR policy refused: #GP */
+	uint64_t irq_injected;      /* external interrupts injected */
+	uint64_t nmi_injected;
+	uint64_t events_requeued;   /* deliveries an exit interrupted, delivered again */
+	uint64_t irq_window_exits;  /* exits when an interrupt or NMI window opened */
+	uint64_t timer_late_max_ns; /* the latest a guest timer fired after its deadline */
+	uint64_t mmio_exits;        /* faults outside guest memory, emulated */
+	uint64_t mmio_unclaimed;    /* of them, accesses no device claims */
+	uint64_t decode_failures;   /* instructions at such faults sprig could not emulate */
 	struct vm_port_count io_ports[VM_IO_PORTS_TRACKED];
 };
 
@@ -61,6 +69,8 @@ struct vm {
 	uint64_t mem_bytes;
 	struct mmu mmu;
 	struct vcpu vcpu;
+	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
+	bool strict_mmio;          /* accesses no device claims stop the guest */
 	struct vm_uart uart;
 	struct vm_stats stats;
 	uint64_t created_tsc;
@@ -101,6 +111,7 @@ struct vm_create_args {
 	/* A clone: the memory is this VM's, shared copy-on-write, instead of a
 	 * new slot (vcpu_state is then the parent's). */
 	struct vm *clone_of;
+	bool strict_mmio;
 };
 
 /* Pick the backend and enable virtualization on this CPU; false if the CPU

@@ -75,7 +75,8 @@ bool vmx_caps_init(struct vmx_caps *c, const struct vmx_cap_msrs *m, char *err, 
 	 * exit; RDTSC runs with the TSC offset. */
 	if (!vmx_adjust_controls(true_ctls ? MSR_VMX_TRUE_PINBASED_CTLS : MSR_VMX_PINBASED_CTLS,
 				 m->pin, PIN_EXT_INTR_EXITING,
-				 PIN_NMI_EXITING | PIN_PREEMPTION_TIMER, &c->pin, "pin-based", err,
+				 PIN_NMI_EXITING | PIN_VIRTUAL_NMIS | PIN_PREEMPTION_TIMER, &c->pin,
+				 "pin-based", err,
 				 len) ||
 	    !vmx_adjust_controls(true_ctls ? MSR_VMX_TRUE_PROCBASED_CTLS : MSR_VMX_PROCBASED_CTLS,
 				 m->proc,
@@ -94,6 +95,12 @@ bool vmx_caps_init(struct vmx_caps *c, const struct vmx_cap_msrs *m, char *err, 
 				 m->entry, ENTRY_LOAD_EFER | ENTRY_IA32E_MODE_GUEST, 0, &c->entry,
 				 "VM-entry", err, len))
 		return false;
+	/* Virtual NMIs need NMI exiting (SDM 26.2.1.1); with them the CPU
+	 * tracks the guest's NMI blocking and offers an NMI window. */
+	if (!(c->pin & PIN_NMI_EXITING))
+		c->pin &= ~PIN_VIRTUAL_NMIS;
+	c->irq_window = (m->proc >> 32) & PROC_INTR_WINDOW_EXITING;
+	c->nmi_window = (c->pin & PIN_VIRTUAL_NMIS) && ((m->proc >> 32) & PROC_NMI_WINDOW_EXITING);
 	/* Guests start outside long mode; run() sets it as EFER.LMA says. */
 	c->entry &= ~ENTRY_IA32E_MODE_GUEST;
 

@@ -31,6 +31,8 @@ struct vmx_caps {
 	uint64_t cr0_host_owned, cr4_host_owned; /* guest/host masks */
 	uint64_t misc;
 	unsigned invept_type, invvpid_type; /* invvpid_type 0: no VPIDs */
+	/* Window controls the backend may set while a guest runs. */
+	bool irq_window, nmi_window;
 };
 
 /* The allowed-0/allowed-1 rule of capability MSR msr (value cap): *out gets

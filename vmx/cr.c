@@ -3,7 +3,7 @@
  * VMX forces some CR0/CR4 bits (the fixed-bit MSRs), so sprig owns those
  * behind read shadows and emulates the MOV to CR that touches them, the
  * paging-mode switch it implies (EFER.LMA, the IA-32e-mode-guest control, the
- * PDPTEs of PAE paging) and CR8, which is kept per vCPU. */
+ * PDPTEs of PAE paging) and CR8, the local APIC's TPR[7:4] (SDM 10.8.6.1). */
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
 #include "mm/mmu.h"
@@ -128,7 +128,7 @@ static uint64_t *guest_gpr(struct vcpu *v, unsigned n)
 }
 
 /* MOV to or from a control register that exited: a host-owned CR0/CR4 bit
- * changed, CR8 (kept per vCPU), or CR3 where the CPU cannot stop it exiting. */
+ * changed, CR8 (the APIC's TPR), or CR3 where the CPU cannot stop it exiting. */
 void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, struct vexit *e)
 {
 	unsigned cr = CR_QUAL_CR(qual), type = CR_QUAL_TYPE(qual);
@@ -146,9 +146,9 @@ void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, str
 		     : cr == 4 ? guest_write_cr4(v, a, val)
 		     : !(val & ~0xfull);
 		if (ok && cr == 8)
-			a->cr8 = val;
+			lapic_set_tpr(&v->apic, (uint32_t)val << 4);
 	} else if (type == CR_TYPE_MOV_FROM && (cr == 3 || cr == 8)) {
-		*gpr = cr == 3 ? vmcs_read(VMCS_GUEST_CR3) : a->cr8;
+		*gpr = cr == 3 ? vmcs_read(VMCS_GUEST_CR3) : lapic_tpr(&v->apic) >> 4;
 		ok = true;
 	} else {
 		e->kind = VEXIT_FAILED;

@@ -103,15 +103,15 @@ static void setup_guest_state(struct vmcs_writer *w)
 	vmw(w, VMCS_GUEST_CR3, 0);
 	vmw(w, VMCS_GUEST_CR4, cr4 | vmx_caps.cr4_fixed0);
 	vmw(w, VMCS_CR4_READ_SHADOW, cr4);
-	guest_segment(w, SEG_CS, 0x08, 0xffffffff, 0xc09b);
-	guest_segment(w, SEG_SS, 0x10, 0xffffffff, 0xc093);
-	guest_segment(w, SEG_DS, 0x10, 0xffffffff, 0xc093);
-	guest_segment(w, SEG_ES, 0x10, 0xffffffff, 0xc093);
-	guest_segment(w, SEG_FS, 0x10, 0xffffffff, 0xc093);
-	guest_segment(w, SEG_GS, 0x10, 0xffffffff, 0xc093);
-	guest_segment(w, SEG_LDTR, 0, 0, VMX_AR_UNUSABLE);
+	guest_segment(w, VMCS_SEG_CS, 0x08, 0xffffffff, 0xc09b);
+	guest_segment(w, VMCS_SEG_SS, 0x10, 0xffffffff, 0xc093);
+	guest_segment(w, VMCS_SEG_DS, 0x10, 0xffffffff, 0xc093);
+	guest_segment(w, VMCS_SEG_ES, 0x10, 0xffffffff, 0xc093);
+	guest_segment(w, VMCS_SEG_FS, 0x10, 0xffffffff, 0xc093);
+	guest_segment(w, VMCS_SEG_GS, 0x10, 0xffffffff, 0xc093);
+	guest_segment(w, VMCS_SEG_LDTR, 0, 0, VMX_AR_UNUSABLE);
 	/* VM entry wants a busy TSS in TR even if the guest never uses one. */
-	guest_segment(w, SEG_TR, 0, 0xffff, 0x8b);
+	guest_segment(w, VMCS_SEG_TR, 0, 0xffff, 0x8b);
 	vmw(w, VMCS_GUEST_GDTR_BASE, 0);
 	vmw(w, VMCS_GUEST_GDTR_LIMIT, 0xffff);
 	vmw(w, VMCS_GUEST_IDTR_BASE, 0);
@@ -186,13 +186,13 @@ void vmx_dump(struct vcpu *v)
 		(unsigned long long)vmcs_read(VMCS_GUEST_CR4), (unsigned long long)vmx_guest_cr4(v),
 		(unsigned long long)vmcs_read(VMCS_GUEST_EFER));
 	kprintf("  CS=%04llx/%llx base %llx SS=%04llx base %llx DS=%04llx base %llx\n",
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_SEL + 2 * SEG_CS),
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_AR + 2 * SEG_CS),
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_BASE + 2 * SEG_CS),
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_SEL + 2 * SEG_SS),
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_BASE + 2 * SEG_SS),
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_SEL + 2 * SEG_DS),
-		(unsigned long long)vmcs_read(VMCS_GUEST_ES_BASE + 2 * SEG_DS));
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_CS),
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_CS),
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_CS),
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_SS),
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_SS),
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_DS),
+		(unsigned long long)vmcs_read(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_DS));
 	kprintf("  RIP=%llx RSP=%llx RFLAGS=%llx interruptibility %llx\n",
 		(unsigned long long)vmcs_read(VMCS_GUEST_RIP),
 		(unsigned long long)vmcs_read(VMCS_GUEST_RSP),
@@ -256,7 +256,7 @@ size_t vmx_state_save(struct vcpu *v, void *buf)
 		*saved_field(&st, i) = vmcs_read(saved_fields[i].field);
 	for (unsigned i = 0; i < VMX_SWITCHED_MSRS; i++)
 		st.switched_msr[i] = a->msrs[i].value;
-	st.cr8 = a->cr8;
+	st.cr8 = lapic_tpr(&v->apic) >> 4;
 	st.pat = a->pat;
 	memcpy(buf, &st, sizeof(st));
 	return sizeof(st);
@@ -304,7 +304,7 @@ bool vmx_state_load(struct vcpu *v, const void *buf, size_t len)
 	}
 	for (unsigned i = 0; i < VMX_SWITCHED_MSRS; i++)
 		a->msrs[i].value = st.switched_msr[i];
-	a->cr8 = st.cr8;
+	lapic_set_tpr(&v->apic, (uint32_t)st.cr8 << 4);
 	a->pat = st.pat;
 	vmx_set_ia32e_mode(vmcs_read(VMCS_GUEST_EFER) & EFER_LMA);
 	/* The saved RIP is where the guest stopped: its interruptibility holds. */

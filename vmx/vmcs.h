@@ -65,9 +65,11 @@
 /* Pin-based VM-execution controls. */
 #define PIN_EXT_INTR_EXITING (1u << 0)
 #define PIN_NMI_EXITING (1u << 3)
+#define PIN_VIRTUAL_NMIS (1u << 5)
 #define PIN_PREEMPTION_TIMER (1u << 6)
 
 /* Primary processor-based VM-execution controls. */
+#define PROC_INTR_WINDOW_EXITING (1u << 2)
 #define PROC_USE_TSC_OFFSETTING (1u << 3)
 #define PROC_HLT_EXITING (1u << 7)
 #define PROC_MWAIT_EXITING (1u << 10)
@@ -76,6 +78,7 @@
 #define PROC_CR3_STORE_EXITING (1u << 16)
 #define PROC_CR8_LOAD_EXITING (1u << 19)
 #define PROC_CR8_STORE_EXITING (1u << 20)
+#define PROC_NMI_WINDOW_EXITING (1u << 22)
 #define PROC_UNCOND_IO_EXITING (1u << 24)
 #define PROC_USE_MSR_BITMAPS (1u << 28)
 #define PROC_MONITOR_EXITING (1u << 29)
@@ -104,6 +107,12 @@
 #define INTR_INFO_VECTOR_MASK 0xffu
 #define INTR_INFO_TYPE_SHIFT 8
 #define INTR_INFO_TYPE_MASK (7u << 8)
+/* Guest interruptibility state. */
+#define BLOCKING_BY_STI (1u << 0)
+#define BLOCKING_BY_MOV_SS (1u << 1)
+#define BLOCKING_BY_NMI (1u << 3)
+
+#define INTR_TYPE_EXT_INTR 0u
 #define INTR_TYPE_NMI 2u
 #define INTR_TYPE_HW_EXCEPTION 3u
 #define INTR_TYPE_SW_INTERRUPT 4u
@@ -118,6 +127,8 @@
 #define EXIT_EXCEPTION_NMI 0
 #define EXIT_EXTERNAL_INTERRUPT 1
 #define EXIT_TRIPLE_FAULT 2
+#define EXIT_INTERRUPT_WINDOW 7
+#define EXIT_NMI_WINDOW 8
 #define EXIT_CPUID 10
 #define EXIT_GETSEC 11
 #define EXIT_HLT 12
@@ -261,7 +272,7 @@ enum vmcs_field {
 };
 
 /* Segment registers in VMCS order: field = base field + 2 * seg. */
-enum vmcs_seg { SEG_ES, SEG_CS, SEG_SS, SEG_DS, SEG_FS, SEG_GS, SEG_LDTR, SEG_TR, SEG_COUNT };
+enum vmcs_seg { VMCS_SEG_ES, VMCS_SEG_CS, VMCS_SEG_SS, VMCS_SEG_DS, VMCS_SEG_FS, VMCS_SEG_GS, VMCS_SEG_LDTR, VMCS_SEG_TR, VMCS_SEG_COUNT };
 
 /* Access rights of an unusable segment register. */
 #define VMX_AR_UNUSABLE (1u << 16)

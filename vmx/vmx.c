@@ -28,8 +28,6 @@
 #include "vmx/vmx_vcpu.h"
 
 #define VMX_MAX_CPUS 8
-/* Interruptibility state: blocking by STI, blocking by MOV SS. */
-#define INTERRUPTIBILITY_STI_MOVSS 3ull
 
 _Static_assert(offsetof(struct vcpu_regs, rax) == VCPU_REGS_RAX, "vcpu_regs layout");
 _Static_assert(offsetof(struct vcpu_regs, rbx) == VCPU_REGS_RBX, "vcpu_regs layout");
@@ -304,6 +302,11 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 	case EXIT_PREEMPTION_TIMER:
 		e->kind = VEXIT_INTR;
 		return;
+	case EXIT_INTERRUPT_WINDOW:
+	case EXIT_NMI_WINDOW:
+		vmx_event_window(v, false, false);
+		e->kind = VEXIT_WINDOW;
+		return;
 	case EXIT_TRIPLE_FAULT:
 		e->kind = VEXIT_SHUTDOWN;
 		return;
@@ -353,21 +356,21 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 		e->kind = VEXIT_XSETBV;
 		break;
 	case EXIT_INVD:
-		vexit_insn(e, INSN_INVD);
+		vexit_insn(e, VEXIT_INSN_INVD);
 		break;
 	case EXIT_RDPMC:
-		vexit_insn(e, INSN_RDPMC);
+		vexit_insn(e, VEXIT_INSN_RDPMC);
 		break;
 	case EXIT_MONITOR:
 	case EXIT_MWAIT:
-		vexit_insn(e, INSN_MONITOR_MWAIT);
+		vexit_insn(e, VEXIT_INSN_MONITOR_MWAIT);
 		break;
 	case EXIT_GETSEC:
 	case EXIT_VMCLEAR ... EXIT_VMXON: /* VMCLEAR through VMXON, VMCALL aside */
 	case EXIT_INVEPT:
 	case EXIT_INVVPID:
 	case EXIT_VMFUNC:
-		vexit_insn(e, INSN_VIRT);
+		vexit_insn(e, VEXIT_INSN_VIRT);
 		break;
 	default:
 		e->kind = VEXIT_UNKNOWN;
@@ -377,25 +380,6 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 	}
 	/* An instruction exit: virt/ skips it once emulated. */
 	e->insn_len = (unsigned)vmcs_read(VMCS_EXIT_INSTRUCTION_LEN);
-}
-
-/* An event the exit interrupted on its way into the guest (an EPT violation
- * on the guest's IDT or stack, say) is delivered again at the next entry. */
-static void requeue_vectored_event(void)
-{
-	uint32_t info = (uint32_t)vmcs_read(VMCS_IDT_VECTORING_INFO);
-	uint32_t type = (info & INTR_INFO_TYPE_MASK) >> INTR_INFO_TYPE_SHIFT;
-
-	if (!(info & INTR_INFO_VALID))
-		return;
-	vmcs_write(VMCS_ENTRY_INTR_INFO, info & (INTR_INFO_VALID | INTR_INFO_DELIVER_CODE |
-						  INTR_INFO_TYPE_MASK | INTR_INFO_VECTOR_MASK));
-	if (info & INTR_INFO_DELIVER_CODE)
-		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE,
-			   vmcs_read(VMCS_IDT_VECTORING_ERROR_CODE));
-	if (type == INTR_TYPE_SW_INTERRUPT || type == INTR_TYPE_PRIV_SW_EXCEPTION ||
-	    type == INTR_TYPE_SW_EXCEPTION)
-		vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
 }
 
 /* The preemption timer bounds how long the guest runs without an exit, over
@@ -437,7 +421,8 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	 * longer blocks anything. */
 	if (v->regs.rip != a->exit_rip)
 		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY,
-			   vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & ~INTERRUPTIBILITY_STI_MOVSS);
+			   vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) &
+				   ~(uint64_t)(BLOCKING_BY_STI | BLOCKING_BY_MOV_SS));
 	arm_preemption_timer(a);
 	vmcs_write(VMCS_TSC_OFFSET, (uint64_t)v->tsc_offset);
 	vmcs_write(VMCS_GUEST_RSP, v->regs.rsp);
@@ -472,7 +457,7 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 		vmx_set_ia32e_mode(vmcs_read(VMCS_GUEST_EFER) & EFER_LMA);
 	decode_exit(v, a, e);
 	if (!(a->exit_reason & EXIT_REASON_ENTRY_FAILURE))
-		requeue_vectored_event();
+		e->requeued = vmx_requeue_interrupted_event();
 }
 
 static struct vmx_msr_entry *switched_msr(struct vmx_vcpu *a, uint32_t msr)
@@ -495,10 +480,10 @@ static bool vmx_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 		*val = vmcs_read(VMCS_GUEST_EFER);
 		return true;
 	case MSR_FS_BASE:
-		*val = vmcs_read(VMCS_GUEST_ES_BASE + 2 * SEG_FS);
+		*val = vmcs_read(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_FS);
 		return true;
 	case MSR_GS_BASE:
-		*val = vmcs_read(VMCS_GUEST_ES_BASE + 2 * SEG_GS);
+		*val = vmcs_read(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_GS);
 		return true;
 	case MSR_SYSENTER_CS:
 		*val = vmcs_read(VMCS_GUEST_SYSENTER_CS);
@@ -534,7 +519,7 @@ static bool vmx_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 		return true;
 	case MSR_FS_BASE:
 	case MSR_GS_BASE:
-		vmcs_write(VMCS_GUEST_ES_BASE + 2 * (msr == MSR_FS_BASE ? SEG_FS : SEG_GS), val);
+		vmcs_write(VMCS_GUEST_ES_BASE + 2 * (msr == MSR_FS_BASE ? VMCS_SEG_FS : VMCS_SEG_GS), val);
 		return true;
 	case MSR_SYSENTER_CS:
 		vmcs_write(VMCS_GUEST_SYSENTER_CS, val);
@@ -575,7 +560,7 @@ static unsigned vmx_guest_cpl(struct vcpu *v)
 {
 	if (!vmcs_make_current(v->arch))
 		return 0;
-	return (vmcs_read(VMCS_GUEST_ES_AR + 2 * SEG_SS) >> 5) & 3;
+	return (vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_SS) >> 5) & 3;
 }
 
 static void vmx_flush_tlb(void *vcpu)
@@ -597,6 +582,12 @@ struct virt_backend vmx_backend = {
 	.msr_write = vmx_msr_write,
 	.inject_exception = vmx_inject_exception,
 	.guest_cpl = vmx_guest_cpl,
+	.guest_mode = vmx_guest_mode,
+	.irq_allowed = vmx_irq_allowed,
+	.inject_irq = vmx_inject_irq,
+	.nmi_allowed = vmx_nmi_allowed,
+	.inject_nmi = vmx_inject_nmi,
+	.event_window = vmx_event_window,
 	.guest_cr0 = vmx_guest_cr0,
 	.guest_cr4 = vmx_guest_cr4,
 	.flush_tlb = vmx_flush_tlb,

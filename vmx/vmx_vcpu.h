@@ -31,7 +31,6 @@ struct vmx_vcpu {
 	struct vmx_tlb tlb;  /* the VPID (0 without) and its pending INVVPID */
 	bool launched;
 	uint64_t eptp;
-	uint64_t cr8;        /* the guest's task priority, never the host APIC's */
 	uint64_t pat;        /* kept for the guest to read; EPT leaves ignore it (IPAT) */
 	uint64_t exit_rip;   /* RIP at the last exit: moved means virt/ skipped the instruction */
 	uint64_t host_cr0, host_cr3, host_cr4;
@@ -46,6 +45,17 @@ extern struct vmx_caps vmx_caps;
 
 /* vmx.c */
 void vmx_inject_exception(struct vcpu *v, unsigned vector);
+
+/* event.c: interrupt and NMI injection, the guest's mode. */
+void vmx_guest_mode(struct vcpu *v, struct guest_mode *m);
+bool vmx_irq_allowed(struct vcpu *v);
+void vmx_inject_irq(struct vcpu *v, uint8_t vector);
+bool vmx_nmi_allowed(struct vcpu *v);
+void vmx_inject_nmi(struct vcpu *v);
+void vmx_event_window(struct vcpu *v, bool irq, bool nmi);
+/* After an exit: the event it interrupted, queued again (true when there
+ * was one). */
+bool vmx_requeue_interrupted_event(void);
 
 /* cr.c: control-register emulation. The current VMCS is the vCPU's. */
 uint64_t vmx_guest_cr0(struct vcpu *v);

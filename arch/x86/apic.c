@@ -48,6 +48,9 @@ static bool x2apic;
 static volatile uint32_t *mmio;
 static uint64_t timer_hz;
 static uint64_t ticks;
+static uint32_t tick_count;  /* the periodic tick's initial count; 0 when not started */
+static uint64_t next_tick;   /* TSC by which the periodic tick is next due */
+static uint64_t oneshot_due; /* TSC of an armed one-shot (apic_timer_wake_by), else 0 */
 
 static uint32_t apic_read(uint32_t reg)
 {
@@ -136,10 +139,31 @@ static void spurious_handler(struct trap_frame *tf)
 	(void)tf;
 }
 
+/* The tick's period in TSC cycles. */
+static uint64_t tick_tsc(void)
+{
+	return (uint64_t)tick_count * tsc_khz() * 1000 / timer_hz;
+}
+
+static void start_periodic(void)
+{
+	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_16);
+	apic_write(APIC_LVT_TIMER, VEC_APIC_TIMER | APIC_LVT_TIMER_PERIODIC);
+	apic_write(APIC_TIMER_INIT, tick_count);
+	next_tick = rdtsc() + tick_tsc();
+}
+
 static void timer_handler(struct trap_frame *tf)
 {
 	(void)tf;
 	__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
+	if (oneshot_due) {
+		/* The one-shot fired: the periodic tick goes on from here. */
+		oneshot_due = 0;
+		start_periodic();
+	} else {
+		next_tick = rdtsc() + tick_tsc();
+	}
 	apic_eoi();
 }
 
@@ -242,13 +266,30 @@ void apic_timer_start(unsigned hz)
 		count = 1;
 	if (count > 0xffffffffu)
 		count = 0xffffffffu;
-	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_16);
-	apic_write(APIC_LVT_TIMER, VEC_APIC_TIMER | APIC_LVT_TIMER_PERIODIC);
-	apic_write(APIC_TIMER_INIT, (uint32_t)count);
+	tick_count = (uint32_t)count;
+	oneshot_due = 0;
+	start_periodic();
 }
 
 void apic_timer_stop(void)
 {
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	apic_write(APIC_TIMER_INIT, 0);
+	tick_count = 0;
+	oneshot_due = 0;
+}
+
+void apic_timer_wake_by(uint64_t tsc)
+{
+	uint64_t now = rdtsc(), count;
+
+	if (!tick_count || !tsc_khz() || tsc >= next_tick || (oneshot_due && oneshot_due <= tsc))
+		return;
+	/* Round up: the interrupt must not come before tsc. */
+	count = tsc > now ? ((tsc - now) * timer_hz + tsc_khz() * 1000 - 1) / (tsc_khz() * 1000) : 1;
+	if (!count)
+		count = 1;
+	oneshot_due = tsc;
+	apic_write(APIC_LVT_TIMER, VEC_APIC_TIMER); /* one-shot */
+	apic_write(APIC_TIMER_INIT, (uint32_t)count);
 }

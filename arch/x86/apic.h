@@ -24,6 +24,10 @@ void apic_init_ap(void);
  * counts ticks. Meant for one CPU (the BSP): apic_ticks() counts them all. */
 void apic_timer_start(unsigned hz);
 void apic_timer_stop(void);
+/* Make this CPU's timer interrupt come by TSC value tsc if the periodic tick
+ * would come later: a one-shot, after which the tick goes on. Guests' timer
+ * deadlines use it, so they need not wait for the next tick. Interrupts off. */
+void apic_timer_wake_by(uint64_t tsc);
 uint64_t apic_ticks(void);
 /* APIC timer input rate (after the divider sprig uses), in Hz. */
 uint64_t apic_timer_hz(void);

@@ -76,6 +76,9 @@ static inline uint32_t inl(uint16_t port)
 static inline void cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void sti(void) { __asm__ volatile("sti" ::: "memory"); }
 static inline void hlt(void) { __asm__ volatile("hlt" ::: "memory"); }
+/* Wait for an interrupt with interrupts off before and after: STI's shadow
+ * keeps one from slipping in between the STI and the HLT. */
+static inline void sti_hlt_cli(void) { __asm__ volatile("sti; hlt; cli" ::: "memory"); }
 
 static inline uint64_t read_rflags(void)
 {

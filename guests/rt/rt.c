@@ -6,7 +6,9 @@
 #define COM1 0x3f8
 #define COM1_LSR (COM1 + 5)
 #define LSR_THR_EMPTY 0x20
+#define LSR_TX_EMPTY 0x40
 #define DEBUG_EXIT_PORT 0xf4
+#define BOCHS_SHUTDOWN_PORT 0x8900
 
 /* The multiboot information structure as the loader lays it out. */
 struct mb1_raw_info {
@@ -116,6 +118,16 @@ void putchar_serial(char c)
 	outb(COM1, c);
 }
 
+void serial_setup(void)
+{
+	outb(COM1 + 1, 0x00);	/* no UART interrupts */
+	outb(COM1 + 3, 0x80);	/* DLAB: the divisor follows */
+	outb(COM1 + 0, 0x01);	/* 115200 baud */
+	outb(COM1 + 1, 0x00);
+	outb(COM1 + 3, 0x03);	/* 8N1, DLAB off */
+	outb(COM1 + 2, 0x00);	/* no FIFOs */
+}
+
 static bool sprig_known, sprig_present, vendor_amd;
 
 static void detect_hypervisor(void)
@@ -166,6 +178,12 @@ void exit(int status)
 	if (under_sprig())
 		hypercall(HC_EXIT, (unsigned int)status, 0, 0, 0);
 	outb(DEBUG_EXIT_PORT, status);
+	/* Still here: no isa-debug-exit (Bochs). Bochs ends on "Shutdown"
+	 * written to port 0x8900; elsewhere the writes go nowhere. */
+	for (int i = 0; i < 1000000 && !(inb(COM1_LSR) & LSR_TX_EMPTY); i++)
+		;	/* the last character out of the UART first */
+	for (const char *s = "Shutdown"; *s; s++)
+		outb(BOCHS_SHUTDOWN_PORT, *s);
 	for (;;)
 		asm volatile("cli; hlt");
 }

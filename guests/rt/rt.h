@@ -44,6 +44,12 @@ int printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int vprintf(const char *fmt, va_list ap);
 void putchar_serial(char c);
 
+/* Programs COM1 for 115200 8N1. Not called by the runtime: firmware (SeaBIOS,
+ * QEMU's -kernel) leaves it so, but GRUB without `terminal_output serial`
+ * leaves the UART in its reset state (5 data bits), which Bochs honours.
+ * Only bare: sprig's UART emulates transmission only. */
+void serial_setup(void);
+
 /* Ends the guest with status: HC_EXIT under sprig, the isa-debug-exit port
  * bare (QEMU then exits with (status << 1) | 1). */
 __attribute__((noreturn)) void exit(int status);

@@ -20,6 +20,7 @@ MATCHING = [
     ("exec", "exec", "mib=8", ""),
     ("fpu", "fpu", "loops=300000", ""),
     ("io", "misbehave", "io", ""),
+    ("outside", "misbehave", "outside", ""),
 ]
 
 # (VM name, misbehave mode, run options, what sprig must report). Bochs 2.7
@@ -29,8 +30,6 @@ MATCHING = [
 # "triple" and "spin" to QEMU.
 FAILING = [
     ("triple", "triple", "", "vm triple stopped: triple fault"),
-    ("outside", "outside", "",
-     "vm outside stopped: write outside guest memory at gpa 0xc0000000"),
     ("badcall", "badcall", "", "vm badcall stopped: unknown hypercall 0x7777"),
     ("spin", "spin", "timeout=1", "vm spin stopped: timeout"),
 ]
@@ -42,6 +41,7 @@ FAILING = [
 # AVX-512, 2688 bytes (`cpus`, vcpu-fpu).
 BOCHS_FPU_AREA = 2688
 VMX_IMAGES = [
+    ("apic_base", "APIC base 0xfee00b00 sets reserved bits"),
     ("uart_len", "UART line length 100000 beyond its 160-byte buffer"),
     ("xcr0_zero", "XCR0 0x0 is not one XSETBV accepts"),
     ("xstate_bv", "XSTATE_BV 0x4000000000000000 names components outside XCR0"),

@@ -20,6 +20,8 @@ MATCHING = [
     ("fpu", "fpu", "loops=3000000", ""),
     ("balloon", "balloon", "", ""),
     ("io", "misbehave", "io", ""),
+    # A write nothing claims is dropped, as on bare QEMU's PC.
+    ("outside", "misbehave", "outside", ""),
 ]
 
 
@@ -84,10 +86,14 @@ def qemu_guests(check):
         out = m.command("vm run triple", timeout=60)
         check("svm/triple-fault-reported", "vm triple stopped: triple fault" in out and
               "RIP=" in out, out)
-        m.command("vm create outside misbehave -- outside")
-        out = m.command("vm run outside", timeout=60)
-        check("svm/outside-memory-reported",
-              "vm outside stopped: write outside guest memory at gpa 0xc0000000" in out, out)
+        out = m.command("stats outside")
+        check("svm/outside-unclaimed-counted", stat(out, "mmio_unclaimed") == 1 and
+              stat(out, "mmio_exits") == 1, out)
+        # strict_mmio=on stops the guest at it instead, for debugging.
+        m.command("vm create strict misbehave strict_mmio=on -- outside")
+        out = m.command("vm run strict", timeout=60)
+        check("svm/outside-memory-reported-strict",
+              "vm strict stopped: write outside guest memory at gpa 0xc0000000" in out, out)
         m.command("vm create badcall misbehave -- badcall")
         out = m.command("vm run badcall", timeout=60)
         check("svm/bad-hypercall-reported", "vm badcall stopped: unknown hypercall 0x7777" in out,
@@ -133,6 +139,7 @@ def qemu_guests(check):
             ("vm create x hello mem=12Q", "bad mem"),
             ("vm create x hello mem=1G0", "bad mem"),
             ("vm create x hello backing=sparse", "bad backing"),
+            ("vm create x hello strict_mmio=yes", "bad strict_mmio"),
             ("vm create bad/name hello", "bad VM name"),
             ("vm run nosuch", "no VM named 'nosuch'"),
             ("vm run hello", "has exited"),

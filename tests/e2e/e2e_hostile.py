@@ -39,13 +39,18 @@ MODES = [
     ("h-policy", "msr-policy", "", None),
     ("h-cpuid", "cpuid", "", None),
     ("h-ports", "ports", "", None),
-    ("h-mmio-r", "mmio read", "", "vm h-mmio-r stopped: read outside guest memory at gpa 0xfee00000"),
-    ("h-mmio-w", "mmio write", "", "vm h-mmio-w stopped: write outside guest memory at gpa 0x800000"),
+    ("h-mmio-r", "mmio read", "", None),
+    ("h-mmio-w", "mmio write", "", None),
+    ("h-mmio-rs", "mmio read", "", "vm h-mmio-rs stopped: read outside guest memory at gpa 0x800000"),
+    ("h-mmio-ws", "mmio write", "", "vm h-mmio-ws stopped: write outside guest memory at gpa 0x800000"),
     ("h-mmio-x", "mmio fetch", "", "vm h-mmio-x stopped: fetch outside guest memory at gpa 0xfed00000"),
     ("h-spin", "spin", "timeout=2", "vm h-spin stopped: timeout"),
     ("h-exits", "exits", "timeout=2", "vm h-exits stopped: timeout"),
     ("h-modes", "modes", "", "vm h-modes stopped: triple fault"),
 ]
+
+# `vm create` options beyond the memory size.
+CREATE_OPTS = {"h-mmio-rs": "strict_mmio=on", "h-mmio-ws": "strict_mmio=on"}
 
 # The hostile guest's PASS lines that must appear, per mode (a prefix of
 # each is enough).
@@ -118,8 +123,10 @@ PRIV = {
     # LGDT of a non-canonical base: Bochs raises #GP as hardware does; QEMU's
     # TCG loads it (the guest puts its GDT back at once).
     "lgdt-noncanon": ("completed", "#GP"),
-    "lgdt-outside": ("stop:read outside guest memory at gpa 0xc0000010",
-                     "stop:read outside guest memory at gpa 0xc0000010"),
+    # The GDT is put outside guest memory, and MOV DS reads a descriptor
+    # there: an implicit access, which sprig does not emulate.
+    "lgdt-outside": ("stop:read of gpa 0xc0000010 by the instruction at rip",
+                     "stop:read of gpa 0xc0000010 by the instruction at rip"),
     "xsetbv": ("completed", "completed"),
     "rdtscp": ("completed", "completed"),
     # INVPCID: QEMU's -cpu max has none (#UD as CPUID says); VMX enables it.
@@ -182,7 +189,8 @@ def run_suite(check, m, prefix, slow):
     vms = ["keeper"]
     results = {}
     for vm, args, opts, expect in MODES:
-        out = m.command("vm create %s hostile mem=%s -- %s" % (vm, HOSTILE_MEM, args))
+        out = m.command("vm create %s hostile mem=%s %s -- %s" % (
+            vm, HOSTILE_MEM, CREATE_OPTS.get(vm, ""), args))
         check("%s/hostile-created-%s" % (prefix, vm), "vm %s created" % vm in out, out)
         vms.append(vm)
         t = time.time()
@@ -231,8 +239,9 @@ def run_suite(check, m, prefix, slow):
     check(prefix + "/hostile-refused-not-unknown", "unknown MSR 0x277" not in policy and
           "unknown MSR 0xc0000080" not in policy, policy)
     out = m.command("stats h-policy")
+    # Unknown: VM_HSAVE_PA and VMX_BASIC (IA32_APIC_BASE is the APIC's).
     check(prefix + "/hostile-msr-refused-counted", (stat(out, "msr_refused") or 0) >= 15 and
-          stat(out, "msr_unknown") == 3, out)
+          stat(out, "msr_unknown") == 2, out)
     out = m.command("stats h-ports")
     check(prefix + "/hostile-ports-counted", (stat(out, "io_other") or 0) >= 2 * 65536 - 200,
           out)

@@ -2,10 +2,13 @@
  * the same guest with one field made hostile, for the restore tests. Built
  * for the host from sprig's own headers, so the layout is the real one.
  *
- *   mksnap OUT svm|vmx XSAVE_BYTES [FAULT]
+ *   mksnap OUT svm|vmx XSAVE_BYTES [FAULT [MEM_BYTES]]
  *
  * The guest runs in 32-bit protected mode with paging off at 1 MiB and writes
- * 42 to the exit port. FAULT names the one field to break (see faults[]). */
+ * 42 to the exit port; its APIC is at power-on. FAULT names the one field to
+ * break (see faults[]). MEM_BYTES (whole pages, default 2 MiB) makes a smaller
+ * image, without the program when it does not reach 1 MiB: the fuzz seeds
+ * (tests/fuzz/make_corpus.py). */
 #include "arch/x86/regs.h"
 #include "tests/unit/flat_state.h"
 #include "virt/snapshot.h"
@@ -23,7 +26,7 @@ static const uint8_t program[] = { 0xb0, 42, 0xe6, 0xf4, 0xf4 }; /* mov al,42; o
 static const char *const faults[] = {
 	"none", "uart_len", "xcr0_zero", "xcr0_avx_no_sse", "xstate_bv", "xcomp_bv", "mxcsr",
 	"rflags", "rip", "cr0_high", "efer", "fs_base", "pat", "backend", "state_bytes",
-	"mem_size", "mem_offset", "magic", "truncated", NULL,
+	"mem_size", "mem_offset", "magic", "truncated", "apic_base", NULL,
 };
 
 int main(int argc, char **argv)
@@ -32,11 +35,16 @@ int main(int argc, char **argv)
 	static uint8_t blob[MEMORY_OFFSET + MEM_BYTES];
 	struct snapshot_header *h = (void *)blob;
 	const char *fault = argc > 4 ? argv[4] : "none";
-	size_t size = sizeof(blob);
+	uint64_t mem_bytes = argc > 5 ? strtoull(argv[5], NULL, 0) : MEM_BYTES;
+	size_t size = MEMORY_OFFSET + mem_bytes;
 	int known = 0;
 
-	if (argc < 4 || (strcmp(argv[2], "svm") && strcmp(argv[2], "vmx"))) {
-		fprintf(stderr, "usage: mksnap OUT svm|vmx XSAVE_BYTES [FAULT]\n");
+	if (argc < 4 || argc > 6 || (strcmp(argv[2], "svm") && strcmp(argv[2], "vmx"))) {
+		fprintf(stderr, "usage: mksnap OUT svm|vmx XSAVE_BYTES [FAULT [MEM_BYTES]]\n");
+		return 2;
+	}
+	if (!mem_bytes || mem_bytes % 4096 || mem_bytes > MEM_BYTES) {
+		fprintf(stderr, "mksnap: MEM_BYTES must be whole pages up to %u\n", MEM_BYTES);
 		return 2;
 	}
 	for (int i = 0; faults[i]; i++)
@@ -51,10 +59,11 @@ int main(int argc, char **argv)
 	memcpy(h->magic, SNAPSHOT_MAGIC, 8);
 	h->version = SNAPSHOT_VERSION;
 	h->state_bytes = sizeof(st);
-	h->mem_bytes = MEM_BYTES;
+	h->mem_bytes = mem_bytes;
 	h->state_offset = STATE_OFFSET;
 	h->memory_offset = MEMORY_OFFSET;
-	memcpy(blob + MEMORY_OFFSET + ENTRY, program, sizeof(program));
+	if (ENTRY + sizeof(program) <= mem_bytes)
+		memcpy(blob + MEMORY_OFFSET + ENTRY, program, sizeof(program));
 
 	if (!strcmp(fault, "uart_len"))
 		st.uart.len = 100000; /* would index far past the line buffer */
@@ -99,7 +108,9 @@ int main(int argc, char **argv)
 	else if (!strcmp(fault, "magic"))
 		h->magic[0] = 'X';
 	else if (!strcmp(fault, "truncated"))
-		size = MEMORY_OFFSET + 4096;
+		size = MEMORY_OFFSET + (mem_bytes > 4096 ? 4096 : 2048); /* short of its memory */
+	else if (!strcmp(fault, "apic_base"))
+		st.apic.apic_base |= 1u << 9; /* reserved */
 	memcpy(blob + STATE_OFFSET, &st, sizeof(st));
 
 	FILE *f = fopen(argv[1], "wb");

@@ -7,7 +7,10 @@
  *    overwrite the struct vcpu_state, so that mutations reach the register
  *    checks instead of dying at the magic.
  * A state that passes must be one sprig can load without reaching outside
- * its buffers: the properties below are what vcpu_state_load relies on. */
+ * its buffers: the properties below are what vcpu_state_load relies on. An
+ * accepted APIC state is also loaded into the model (virt/lapic.c) and run a
+ * little: it must still pass afterwards, as every state the model reaches
+ * must. */
 #include "arch/x86/regs.h"
 #include "svm/saved_state.h"
 #include "tests/fuzz/fuzz.h"
@@ -21,6 +24,7 @@
 static const struct fpu_limits fpu_lim = {
 	.xsave = true, .area_bytes = AREA, .xcr0_allowed = 7, .mxcsr_mask = 0xffff,
 };
+static const struct apic_limits apic_lim = { .phys_bits = 48, .apic_id = VCPU_APIC_ID };
 static const struct svm_state_limits svm_lim = {
 	.phys_bits = 48, .cr4_allowed = CR4_BASE_BITS | CR4_OSXSAVE | CR4_FSGSBASE,
 	.efer_allowed = (1u << 0) | (1u << 8) | (1u << 10) | (1u << 11), .va_bits = 57,
@@ -31,11 +35,50 @@ static const struct vmx_state_limits vmx_lim = {
 	.efer_allowed = (1u << 0) | (1u << 8) | (1u << 10) | (1u << 11), .misc = 0x1c0, .va_bits = 48,
 };
 
+/* Load an accepted APIC state, let its timer run, take its interrupts, read
+ * every register: the model stays inside what lapic_state_check accepts. */
+static void run_apic(const struct lapic_state *s)
+{
+	static struct lapic a;
+	struct lapic_state after;
+	char err[160];
+	uint64_t now, v;
+	int vector;
+
+	lapic_init(&a, NULL, VCPU_APIC_ID, true, 2000000);
+	lapic_state_load(&a, s);
+	lapic_state_save(&a, &after);
+	FUZZ_ASSERT(memcmp(s, &after, sizeof(after)) == 0);
+	now = lapic_timer_next(&a);
+	if (!now)
+		now = s->timer_base + 100000;
+	for (int i = 0; i < 3; i++) {
+		lapic_timer_update(&a, now);
+		if ((vector = lapic_pending_irq(&a)) >= 0) {
+			FUZZ_ASSERT(vector >= 16);
+			lapic_ack_irq(&a, (uint8_t)vector);
+		}
+		for (uint32_t msr = LAPIC_X2APIC_MSR_FIRST; msr <= LAPIC_X2APIC_MSR_LAST; msr++)
+			lapic_msr_read(&a, msr, &v, now);
+		for (unsigned off = 0; off < 0x400; off += 16)
+			lapic_mmio_read(&a, off, 4, now);
+		lapic_msr_write(&a, 0x80b, 0, now); /* EOI */
+		lapic_mmio_write(&a, LAPIC_REG_EOI, 4, 0, now);
+		now = lapic_timer_next(&a) ? lapic_timer_next(&a) : now + 1;
+	}
+	lapic_state_save(&a, &after);
+	if (!lapic_state_check(&after, apic_lim.phys_bits, err, sizeof(err))) {
+		fprintf(stderr, "run_apic: the model left an accepted state for a refused one: %s\n", err);
+		FUZZ_ASSERT(0);
+	}
+}
+
 static void check_state(const struct vcpu_state *st)
 {
 	char err[160];
 	bool svm = strncmp(st->backend, "svm", sizeof(st->backend)) == 0;
-	bool ok = vcpu_state_check_common(st, svm ? "svm" : "vmx", &fpu_lim, err, sizeof(err));
+	bool ok = vcpu_state_check_common(st, svm ? "svm" : "vmx", &fpu_lim, &apic_lim, err,
+					  sizeof(err));
 
 	if (ok) {
 		FUZZ_ASSERT(st->uart.len < sizeof(st->uart.line));
@@ -44,6 +87,9 @@ static void check_state(const struct vcpu_state *st)
 		uint64_t xstate_bv;
 		memcpy(&xstate_bv, st->xsave + 512, 8);
 		FUZZ_ASSERT(!(xstate_bv & ~fpu_lim.xcr0_allowed));
+		FUZZ_ASSERT(st->apic.initial_id == VCPU_APIC_ID && !(st->apic.apic_base >> 48));
+		FUZZ_ASSERT(!(st->apic.isr[0] & 0xffff) && !(st->apic.irr[0] & 0xffff));
+		run_apic(&st->apic);
 	} else {
 		FUZZ_ASSERT(err[0]);
 	}

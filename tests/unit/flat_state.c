@@ -45,6 +45,20 @@ void flat_vmx_state(struct vmx_saved_state *s)
 	s->pat = PAT_DEFAULT;
 }
 
+/* lapic_init's values, written out so that mksnap needs no more than this
+ * file (test_state_check.c checks they are lapic_init's). */
+void flat_lapic_state(struct lapic_state *s, uint32_t apic_id)
+{
+	memset(s, 0, sizeof(*s));
+	s->apic_base = LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | LAPIC_BASE_BSP;
+	s->initial_id = apic_id;
+	s->id = apic_id << 24;
+	s->dfr = 0xffffffffu;
+	s->svr = 0xff;
+	for (int i = 0; i < LAPIC_LVT_COUNT; i++)
+		s->lvt[i] = LAPIC_LVT_MASKED;
+}
+
 void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,
 		     uint64_t entry)
 {
@@ -63,4 +77,5 @@ void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave + 0, &(uint16_t){ 0x37f }, 2);     /* FCW */
 	memcpy(st->xsave + 24, &(uint32_t){ 0x1f80 }, 4);   /* MXCSR */
+	flat_lapic_state(&st->apic, VCPU_APIC_ID);
 }

@@ -44,8 +44,10 @@ TEST(msr_homes)
 				     MSR_PAT };
 	const uint32_t virt[] = { MSR_TSC, MSR_MISC_ENABLE, MSR_MTRRCAP, MSR_MTRR_DEF_TYPE,
 				  MSR_TSC_AUX };
-	const uint32_t none[] = { 0, MSR_APIC_BASE, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES,
-				  MSR_VMX_BASIC, MSR_VM_CR, MSR_VM_HSAVE_PA, MSR_X2APIC_BASE,
+	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
+				  MSR_X2APIC_LAST };
+	const uint32_t none[] = { 0, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
+				  MSR_VM_CR, MSR_VM_HSAVE_PA, MSR_X2APIC_BASE - 1, MSR_X2APIC_LAST + 1,
 				  0xc0000104, 0xffffffff, 0x40000000 };
 	uint64_t v;
 
@@ -53,6 +55,8 @@ TEST(msr_homes)
 		CHECK(msr_home(backend[i]) == MSR_HOME_BACKEND);
 	for (unsigned i = 0; i < sizeof(virt) / sizeof(virt[0]); i++)
 		CHECK(msr_home(virt[i]) == MSR_HOME_VIRT);
+	for (unsigned i = 0; i < sizeof(apic) / sizeof(apic[0]); i++)
+		CHECK(msr_home(apic[i]) == MSR_HOME_APIC);
 	for (unsigned i = 0; i < sizeof(none) / sizeof(none[0]); i++) {
 		CHECK(msr_home(none[i]) == MSR_HOME_NONE);
 		CHECK(!ok(none[i], 0, &long_mode));

@@ -29,6 +29,8 @@ static const struct fpu_limits fpu_lim = {
 	.xsave = true, .area_bytes = AREA, .xcr0_allowed = 7, .mxcsr_mask = 0xffff,
 };
 
+static const struct apic_limits apic_lim = { .phys_bits = 46, .apic_id = VCPU_APIC_ID };
+
 static char err[160];
 
 static bool svm_ok(const struct vmcb_save *s, const struct vcpu_regs *r)
@@ -215,7 +217,7 @@ TEST(vmx_state_each_broken_field_refused)
 static bool common_ok(const struct vcpu_state *st)
 {
 	err[0] = 0;
-	return vcpu_state_check_common(st, "svm", &fpu_lim, err, sizeof(err));
+	return vcpu_state_check_common(st, "svm", &fpu_lim, &apic_lim, err, sizeof(err));
 }
 
 TEST(vcpu_state_common_fields)
@@ -248,6 +250,17 @@ TEST(vcpu_state_common_fields)
 		{ "UART line length", offsetof(struct vcpu_state, uart.len), 4, 160 },
 		{ "65 lost ranges", offsetof(struct vcpu_state, lost.count), 4, 65 },
 		{ "overflow flag 2", offsetof(struct vcpu_state, lost.overflow), 1, 2 },
+		{ "APIC initial ID 0x1, this vCPU's is 0x0", offsetof(struct vcpu_state, apic.initial_id), 4, 1 },
+		{ "APIC base 0xfee00901 sets reserved bits", offsetof(struct vcpu_state, apic.apic_base), 8,
+		  0xfee00901 },
+		{ "APIC base 0x4000fee00900 sets reserved bits (MAXPHYADDR 46)",
+		  offsetof(struct vcpu_state, apic.apic_base), 8, 0x4000fee00900ull },
+		{ "x2APIC mode (EXTD) without EN", offsetof(struct vcpu_state, apic.apic_base), 8, 0xfee00500 },
+		{ "xAPIC ID 0x1 sets bits 23:0", offsetof(struct vcpu_state, apic.id), 4, 1 },
+		{ "LVT LINT1 0x0 is unmasked", offsetof(struct vcpu_state, apic.lvt[LAPIC_LVT_LINT1]), 4, 0 },
+		{ "IRR holds vector 2", offsetof(struct vcpu_state, apic.irr), 4, 4 },
+		{ "TSC deadline 0x10 armed outside", offsetof(struct vcpu_state, apic.tsc_deadline), 8, 16 },
+		{ "'timer armed' is 3", offsetof(struct vcpu_state, apic.timer_armed), 1, 3 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		flat_vcpu_state(&st, "svm", AREA, 0x100000);
@@ -260,10 +273,42 @@ TEST(vcpu_state_common_fields)
 	/* Without XSAVE the area is FXSAVE's and XCR0 can only be x87. */
 	struct fpu_limits fx = { .xsave = false, .area_bytes = 512, .mxcsr_mask = 0xffbf };
 	flat_vcpu_state(&st, "svm", 512, 0x100000);
-	CHECK(vcpu_state_check_common(&st, "svm", &fx, err, sizeof(err)));
+	CHECK(vcpu_state_check_common(&st, "svm", &fx, &apic_lim, err, sizeof(err)));
 	st.xcr0 = 3;
-	CHECK(!vcpu_state_check_common(&st, "svm", &fx, err, sizeof(err)));
+	CHECK(!vcpu_state_check_common(&st, "svm", &fx, &apic_lim, err, sizeof(err)));
 	CHECK(xcr0_valid(0xe7, 0xe7) && !xcr0_valid(0x67, 0xe7) && !xcr0_valid(0xe3, 0xe7));
+}
+
+/* The flat state's APIC is lapic_init's, saved; an APIC in use passes too. */
+TEST(vcpu_state_apic)
+{
+	static struct vcpu_state st;
+	struct lapic a;
+	struct lapic_state s;
+
+	lapic_init(&a, NULL, VCPU_APIC_ID, true, 2000000);
+	lapic_state_save(&a, &s);
+	flat_vcpu_state(&st, "svm", AREA, 0x100000);
+	CHECK(memcmp(&st.apic, &s, sizeof(s)) == 0);
+	CHECK(common_ok(&st));
+	/* x2APIC mode, software-enabled, a periodic timer running, an IRQ pending */
+	CHECK(lapic_set_base_msr(&a, LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | LAPIC_BASE_EXTD, 46));
+	CHECK(lapic_msr_write(&a, 0x80f, 0x1ff, 0));
+	CHECK(lapic_msr_write(&a, 0x832, (LAPIC_TIMER_PERIODIC << LAPIC_TIMER_MODE_SHIFT) | 0x30, 0));
+	CHECK(lapic_msr_write(&a, 0x838, 100000, 10));
+	lapic_set_irq(&a, 0x80, false);
+	lapic_state_save(&a, &st.apic);
+	CHECK(common_ok(&st));
+	/* on a CPU with fewer address bits, a base above them is refused */
+	st.apic.apic_base = (1ull << 45) | LAPIC_BASE_EN | LAPIC_BASE_EXTD | LAPIC_BASE_BSP;
+	CHECK(common_ok(&st));
+	const struct apic_limits narrow = { .phys_bits = 40, .apic_id = VCPU_APIC_ID };
+	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &narrow, err, sizeof(err)));
+	CHECK(strstr(err, "MAXPHYADDR 40") != NULL);
+	/* another vCPU's APIC */
+	const struct apic_limits other = { .phys_bits = 46, .apic_id = 1 };
+	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &other, err, sizeof(err)));
+	CHECK(strstr(err, "APIC initial ID 0x0, this vCPU's is 0x1") != NULL);
 }
 
 TEST(snapshot_header_sizes_and_offsets)
@@ -287,6 +332,7 @@ TEST(snapshot_header_sizes_and_offsets)
 	CHECK(!snapshot_header_check(blob, 10, &st, err, sizeof(err)));
 	REFUSED(h->magic[7] = 0, "not a snapshot image");
 	REFUSED(h->version = 99, "image version 99");
+	REFUSED(h->version = 2, "image version 2, this sprig reads 3"); /* before the APIC */
 	REFUSED(h->state_bytes = 1, "vCPU state of 1 bytes");
 	REFUSED(h->state_offset = 4097, "unaligned or outside");
 	REFUSED(h->state_offset = 0, "unaligned or outside");

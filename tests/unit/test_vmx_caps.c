@@ -83,7 +83,10 @@ TEST(vmx_caps_bochs_skylake_x)
 	char err[160] = "";
 
 	REQUIRE(vmx_caps_init(&c, &bochs_skylake_x, err, sizeof(err)));
-	CHECK_EQ_U64(c.pin, 0x16 | PIN_EXT_INTR_EXITING | PIN_NMI_EXITING | PIN_PREEMPTION_TIMER);
+	CHECK_EQ_U64(c.pin, 0x16 | PIN_EXT_INTR_EXITING | PIN_NMI_EXITING | PIN_VIRTUAL_NMIS |
+				    PIN_PREEMPTION_TIMER);
+	/* Virtual NMIs, and the windows that wait for the guest to take events. */
+	CHECK(c.irq_window && c.nmi_window);
 	CHECK_EQ_U64(c.proc, 0x04006172 | PROC_NEED | PROC_WANT);
 	CHECK_EQ_U64(c.proc2, PROC2_ENABLE_EPT | PROC2_UNRESTRICTED_GUEST | PROC2_ENABLE_RDTSCP |
 				      PROC2_ENABLE_INVPCID | PROC2_ENABLE_VPID);
@@ -110,7 +113,8 @@ TEST(vmx_caps_core_i5_3570)
 	char err[160] = "";
 
 	REQUIRE(vmx_caps_init(&c, &core_i5_3570, err, sizeof(err)));
-	CHECK_EQ_U64(c.pin, 0x5f);
+	CHECK_EQ_U64(c.pin, 0x7f);
+	CHECK(c.irq_window && c.nmi_window);
 	CHECK_EQ_U64(c.proc, 0x04006172 | PROC_NEED | PROC_WANT);
 	/* No INVPCID control on Ivy Bridge: the wanted bit is dropped. */
 	CHECK_EQ_U64(c.proc2, PROC2_ENABLE_EPT | PROC2_UNRESTRICTED_GUEST | PROC2_ENABLE_RDTSCP |

@@ -1,0 +1,126 @@
+/* Interrupts and NMIs into an SVM guest (APM vol. 2 15.20 and 15.21):
+ * whether the guest can take one now, injecting it through EVENTINJ, the
+ * virtual interrupt request that waits for its window, and the IRET
+ * intercept that stands in for NMI blocking. Also the guest's mode for
+ * instruction emulation. vmx/event.c has the Intel side. */
+#include "svm/svm_vcpu.h"
+
+/* An STI or MOV SS shadow covers only the instruction after it: gone once
+ * virt/ skipped the exiting instruction. */
+static bool in_shadow(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	return (sv->vmcb->control.int_state & INT_STATE_SHADOW) && v->regs.rip == sv->exit_rip;
+}
+
+void svm_prepare_events(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	if (!in_shadow(v))
+		sv->vmcb->control.int_state &= ~INT_STATE_SHADOW;
+	if (v->regs.rip != sv->iret_rip)
+		sv->iret_pending = false;
+}
+
+/* The guest's IRET, intercepted while an NMI it took blocks the next: the
+ * IRET has not run yet, so NMIs stay blocked until RIP moves on. */
+void svm_iret_exit(struct svm_vcpu *sv)
+{
+	sv->nmi_blocked = false;
+	sv->iret_pending = true;
+	sv->iret_rip = sv->vmcb->save.rip;
+	sv->vmcb->control.intercept_misc1 &= ~INTERCEPT_IRET;
+}
+
+/* An event the exit interrupted on its way into the guest (a nested page
+ * fault on the guest's IDT or stack, say) is delivered again at the next
+ * entry. A software interrupt, INT3 or INTO is not: RIP still points at the
+ * instruction, which runs again (without next-RIP saving its length is
+ * unknown anyway). */
+bool svm_requeue_interrupted_event(struct vmcb_control *c)
+{
+	uint64_t info = c->exit_int_info, type = info & EVENT_INJECT_TYPE_MASK;
+	uint64_t vector = info & EVENT_INJECT_VECTOR_MASK;
+
+	if (!(info & EVENT_INJECT_VALID) || type == EVENT_INJECT_SOFT_INT)
+		return false;
+	if (type == EVENT_INJECT_EXCEPTION && (vector == X86_VEC_BP || vector == X86_VEC_OF))
+		return false;
+	c->event_inject = info;
+	return true;
+}
+
+/* Packed segment attributes (APM 15.5.1): L is bit 9, D/B bit 10. */
+#define ATTRIB_L (1u << 9)
+#define ATTRIB_DB (1u << 10)
+
+void svm_guest_mode(struct vcpu *v, struct guest_mode *m)
+{
+	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
+	const struct vmcb_segment *seg[SEG_COUNT] = { &s->es, &s->cs, &s->ss, &s->ds, &s->fs, &s->gs };
+
+	m->cr0 = s->cr0;
+	m->cr3 = s->cr3;
+	m->cr4 = s->cr4;
+	m->efer = s->efer & ~(uint64_t)EFER_SVME;
+	m->cpl = s->cpl;
+	m->code_bits = (s->efer & EFER_LMA) && (s->cs.attrib & ATTRIB_L) ? 64
+		       : (s->cr0 & CR0_PE) && (s->cs.attrib & ATTRIB_DB) ? 32 : 16;
+	for (int i = 0; i < SEG_COUNT; i++)
+		m->seg_base[i] = seg[i]->base;
+}
+
+static bool event_queued(const struct vmcb *vmcb)
+{
+	return vmcb->control.event_inject & EVENT_INJECT_VALID;
+}
+
+bool svm_irq_allowed(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	return (v->regs.rflags & RFLAGS_IF) && !in_shadow(v) && !event_queued(sv->vmcb);
+}
+
+void svm_inject_irq(struct vcpu *v, uint8_t vector)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	sv->vmcb->control.event_inject = vector | EVENT_INJECT_INTR | EVENT_INJECT_VALID;
+}
+
+/* As KVM: an interrupt shadow blocks NMIs too (MOV SS does architecturally;
+ * STI may, on some CPUs). */
+bool svm_nmi_allowed(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	return !sv->nmi_blocked && !sv->iret_pending && !in_shadow(v) && !event_queued(sv->vmcb);
+}
+
+void svm_inject_nmi(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	sv->vmcb->control.event_inject = X86_VEC_NMI | EVENT_INJECT_NMI | EVENT_INJECT_VALID;
+	sv->nmi_blocked = true;
+	sv->vmcb->control.intercept_misc1 |= INTERCEPT_IRET;
+}
+
+/* SVM has no NMI window: a virtual interrupt request (V_IRQ, with the TPR
+ * ignored) exits once the guest takes interrupts, which after the IRET of
+ * an NMI handler is usually at once; an NMI still blocked then waits for
+ * the next exit. */
+void svm_event_window(struct vcpu *v, bool irq, bool nmi)
+{
+	struct vmcb_control *c = &((struct svm_vcpu *)v->arch)->vmcb->control;
+
+	if (irq || nmi)
+		c->int_ctl |= INT_CTL_V_IRQ | INT_CTL_V_IGN_TPR | (0xfull << INT_CTL_V_INTR_PRIO_SHIFT);
+	else
+		c->int_ctl &= ~(INT_CTL_V_IRQ | INT_CTL_V_IGN_TPR |
+				(0xfull << INT_CTL_V_INTR_PRIO_SHIFT));
+}
+

@@ -1,0 +1,38 @@
+/* What the SVM backend's files share (svm.c, event.c): a vCPU's SVM state and
+ * the helpers one file defines and another calls. Not for virt/. The mirror
+ * of vmx/vmx_vcpu.h. */
+#pragma once
+#include "arch/x86/msr.h"
+#include "arch/x86/regs.h"
+#include "svm/tlb.h"
+#include "svm/vmcb.h"
+#include "virt/vm.h"
+
+struct svm_vcpu {
+	struct vmcb *vmcb;
+	paddr_t vmcb_pa;
+	struct svm_asid asid;
+	uint64_t exit_rip; /* RIP at the last exit: moved means virt/ skipped the instruction */
+	/* SVM keeps no NMI blocking of its own (without vNMI): an injected NMI
+	 * blocks the next one until the guest's IRET, which is intercepted;
+	 * the IRET itself has not run at that exit, so NMIs stay blocked while
+	 * RIP still points at it. */
+	bool nmi_blocked;
+	bool iret_pending;
+	uint64_t iret_rip;
+};
+
+/* event.c: interrupt and NMI injection, the guest's mode. */
+void svm_guest_mode(struct vcpu *v, struct guest_mode *m);
+bool svm_irq_allowed(struct vcpu *v);
+void svm_inject_irq(struct vcpu *v, uint8_t vector);
+bool svm_nmi_allowed(struct vcpu *v);
+void svm_inject_nmi(struct vcpu *v);
+void svm_event_window(struct vcpu *v, bool irq, bool nmi);
+/* After an exit: the IRET that unblocks NMIs, and the event the exit
+ * interrupted, queued again (true when there was one). */
+void svm_iret_exit(struct svm_vcpu *sv);
+bool svm_requeue_interrupted_event(struct vmcb_control *c);
+/* Before an entry: the STI/MOV SS shadow is gone once virt/ skipped the
+ * exiting instruction. */
+void svm_prepare_events(struct vcpu *v);

@@ -1,0 +1,204 @@
+/* Guest accesses to guest-physical addresses that no memory slot holds: the
+ * local APIC's page, or nothing (a PC's unclaimed addresses read all ones and
+ * drop writes). The faulting instruction is fetched through the guest's own
+ * page tables (or taken from the CPU's decode assists), decoded and emulated
+ * (virt/insn.c) with every memory operand sent where its address belongs. */
+#include "virt/mmio.h"
+#include "arch/x86/cpuinfo.h"
+#include "arch/x86/regs.h"
+#include "lib/print.h"
+#include "lib/string.h"
+#include "virt/emulate.h"
+#include "virt/guest_walk.h"
+#include "virt/insn.h"
+
+#define APIC_PAGE_SIZE 0x1000
+/* Console lines per VM for unclaimed accesses; the counter goes on. */
+#define UNCLAIMED_LOG_LINES 4
+
+struct mmio_ctx {
+	struct vm *vm;
+	const struct guest_mode *mode;
+	const char *failure; /* why emulation stopped, for the report */
+	uint64_t failure_addr;
+};
+
+static bool read_gpa(void *ctx, uint64_t gpa, void *buf, unsigned len)
+{
+	return mmu_read_guest(&((struct vm *)ctx)->mmu, gpa, buf, len) == 0;
+}
+
+static bool in_apic_page(struct vcpu *v, uint64_t gpa, unsigned *offset)
+{
+	uint64_t base;
+
+	if (!lapic_mmio_page(&v->apic, &base) || gpa < base || gpa >= base + APIC_PAGE_SIZE)
+		return false;
+	*offset = (unsigned)(gpa - base);
+	return true;
+}
+
+/* One access of size bytes at gpa: to the APIC, to RAM, or to nothing. */
+static bool access_gpa(struct mmio_ctx *c, uint64_t gpa, unsigned size, uint64_t *val, bool write)
+{
+	struct vm *vm = c->vm;
+	struct vcpu *v = &vm->vcpu;
+	unsigned offset;
+
+	if (in_apic_page(v, gpa, &offset)) {
+		if (write)
+			lapic_mmio_write(&v->apic, offset, size, *val, guest_tsc(v));
+		else
+			*val = lapic_mmio_read(&v->apic, offset, size, guest_tsc(v));
+		return true;
+	}
+	if (write ? !mmu_write_guest(&vm->mmu, gpa, val, size)
+		  : !mmu_read_guest(&vm->mmu, gpa, val, size))
+		return true;
+	if (vm->strict_mmio) {
+		c->failure = write ? "write outside guest memory" : "read outside guest memory";
+		c->failure_addr = gpa;
+		return false;
+	}
+	vm->stats.mmio_unclaimed++;
+	if (vm->stats.mmio_unclaimed <= UNCLAIMED_LOG_LINES)
+		kprintf("vm %s: %u-byte %s of unclaimed gpa 0x%llx: %s\n", vm->name, size,
+			write ? "write" : "read", (unsigned long long)gpa,
+			write ? "dropped" : "all ones");
+	if (!write)
+		*val = size == 8 ? ~0ull : (1ull << (8 * size)) - 1;
+	return true;
+}
+
+static bool access_linear(void *ctx, uint64_t linear, unsigned size, uint64_t *val, bool write)
+{
+	struct mmio_ctx *c = ctx;
+	struct gwalk_mem mem = { .read = read_gpa, .ctx = c->vm, .phys_bits = cpuinfo.phys_bits };
+	unsigned access = (write ? GWALK_W : 0) | (c->mode->cpl == 3 ? GWALK_U : 0) |
+			  (c->vm->vcpu.regs.rflags & RFLAGS_AC ? GWALK_AC : 0);
+	uint64_t gpa;
+	uint32_t pf_error;
+
+	*val = write ? *val : 0;
+	switch (guest_walk(c->mode, linear, access, &mem, &gpa, &pf_error)) {
+	case GWALK_OK:
+		break;
+	case GWALK_FAULT:
+		c->failure = "page fault on the operand";
+		c->failure_addr = linear;
+		return false;
+	case GWALK_BAD_GPA:
+		c->failure = "the guest's page tables lie outside its memory";
+		c->failure_addr = linear;
+		return false;
+	case GWALK_NONCANONICAL:
+		c->failure = "non-canonical operand address";
+		c->failure_addr = linear;
+		return false;
+	}
+	/* An operand that crosses into the next page is split where it does. */
+	if ((gpa & 0xfff) + size > 0x1000) {
+		unsigned first = (unsigned)(0x1000 - (gpa & 0xfff));
+		uint64_t lo = *val, hi = *val >> (8 * first);
+
+		if (!access_linear(ctx, linear, first, &lo, write) ||
+		    !access_linear(ctx, linear + first, size - first, &hi, write))
+			return false;
+		if (!write)
+			*val = (lo & ((1ull << (8 * first)) - 1)) | (hi << (8 * first));
+		return true;
+	}
+	return access_gpa(c, gpa, size, val, write);
+}
+
+static bool mem_read(void *ctx, uint64_t linear, unsigned size, uint64_t *val, bool rmw)
+{
+	(void)rmw; /* the walk checks the write of a read-modify-write at the write */
+	return access_linear(ctx, linear, size, val, false);
+}
+
+static bool mem_write(void *ctx, uint64_t linear, unsigned size, uint64_t val)
+{
+	return access_linear(ctx, linear, size, &val, true);
+}
+
+static const struct insn_mem_ops mmio_mem_ops = { .read = mem_read, .write = mem_write };
+
+/* The instruction's bytes: from decode assists, else fetched at CS:RIP. */
+static size_t fetch(struct vm *vm, const struct vexit *e, const struct guest_mode *m,
+		    uint8_t *buf)
+{
+	struct gwalk_mem mem = { .read = read_gpa, .ctx = vm, .phys_bits = cpuinfo.phys_bits };
+	uint64_t rip = vm->vcpu.regs.rip;
+	enum gwalk_status st;
+	uint32_t pf_error;
+
+	if (e->npf.insn_bytes_len) {
+		memcpy(buf, e->npf.insn_bytes, e->npf.insn_bytes_len);
+		return e->npf.insn_bytes_len;
+	}
+	if (m->code_bits != 64)
+		rip = (uint32_t)(rip + m->seg_base[SEG_CS]);
+	return guest_fetch(m, rip, buf, INSN_MAX_LEN, &mem, &st, &pf_error);
+}
+
+/* Stop the guest: the instruction at RIP cannot be emulated. */
+static void fail_insn(struct vm *vm, const char *access, uint64_t gpa, const uint8_t *bytes,
+		      size_t n, const char *why)
+{
+	char hex[3 * INSN_MAX_LEN + 1] = "";
+
+	vm->stats.decode_failures++;
+	for (size_t i = 0; i < n; i++)
+		ksnprintf(hex + 3 * i, sizeof(hex) - 3 * i, "%02x ", bytes[i]);
+	if (n)
+		hex[3 * n - 1] = 0;
+	vm_fail(vm, "%s of gpa 0x%llx by the instruction at rip 0x%llx: %s (bytes: %s)", access,
+		(unsigned long long)gpa, (unsigned long long)vm->vcpu.regs.rip, why, hex);
+}
+
+void mmio_exit(struct vm *vm, const struct vexit *e)
+{
+	struct vcpu *v = &vm->vcpu;
+	struct guest_mode m;
+	struct insn in;
+	uint8_t bytes[INSN_MAX_LEN];
+	size_t n;
+	unsigned offset;
+	enum insn_status st;
+	struct mmio_ctx c = { .vm = vm, .mode = &m };
+	const char *access = e->npf.access & TDP_ACC_EXEC ? "fetch"
+			     : e->npf.access & TDP_ACC_WRITE ? "write" : "read";
+
+	vm->stats.mmio_exits++;
+	/* strict_mmio: what no device claims stops the guest, as before sprig
+	 * emulated a PC's unclaimed addresses; so does running code there. */
+	if ((vm->strict_mmio && !in_apic_page(v, e->npf.gpa, &offset)) ||
+	    (e->npf.access & TDP_ACC_EXEC)) {
+		vm_fail(vm, "%s outside guest memory at gpa 0x%llx", access,
+			(unsigned long long)e->npf.gpa);
+		return;
+	}
+	backend->guest_mode(v, &m);
+	n = fetch(vm, e, &m, bytes);
+	if ((st = insn_decode(bytes, n, m.code_bits, &in)) != INSN_OK) {
+		fail_insn(vm, access, e->npf.gpa, bytes, n,
+			  !n ? "its bytes cannot be fetched"
+			  : st == INSN_TRUNCATED ? "the instruction runs past what could be fetched"
+						 : "an instruction sprig does not emulate");
+		return;
+	}
+	switch (insn_emulate(&in, &m, &v->regs, &mmio_mem_ops, &c)) {
+	case INSN_EMU_DONE:
+	case INSN_EMU_AGAIN:
+		return;
+	case INSN_EMU_MEM_FAULT:
+		vm_fail(vm, "%s at 0x%llx (instruction at rip 0x%llx)",
+			c.failure ? c.failure : "memory access failed",
+			(unsigned long long)c.failure_addr, (unsigned long long)v->regs.rip);
+		return;
+	case INSN_EMU_UNSUPPORTED:
+		fail_insn(vm, access, e->npf.gpa, bytes, n, "an instruction sprig does not emulate");
+		return;
+	}
+}

@@ -1,0 +1,9 @@
+/* Guest-physical addresses outside guest memory (virt/mmio.c). */
+#pragma once
+#include "virt/vm.h"
+
+/* A nested page fault at an address no memory slot holds: emulate the
+ * instruction against the device there (the local APIC) or, where nothing
+ * is, as a PC does (reads all ones, writes dropped; vm->strict_mmio stops
+ * the guest instead). RIP moves past it when done; a failure stops the VM. */
+void mmio_exit(struct vm *vm, const struct vexit *e);

@@ -1,0 +1,116 @@
+/* Interrupts and NMIs into a VMX guest (SDM vol. 3C 26.3.1.5 and 27.6):
+ * whether the guest can take one now, injecting it through the VM-entry
+ * interruption-information field, and the interrupt- and NMI-window exits
+ * that wait for it. Also the guest's mode for instruction emulation.
+ * svm/svm.c has the AMD side. */
+#include "vmx/vmx_vcpu.h"
+
+/* The blocking the guest is under at the next entry: an STI or MOV SS shadow
+ * covers only the instruction after it, gone once virt/ skipped the exiting
+ * instruction (vmx_run clears it then). */
+static uint32_t blocking(struct vcpu *v)
+{
+	struct vmx_vcpu *a = v->arch;
+	uint32_t b = (uint32_t)vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
+
+	if (v->regs.rip != a->exit_rip)
+		b &= ~(BLOCKING_BY_STI | BLOCKING_BY_MOV_SS);
+	return b;
+}
+
+static bool event_queued(void)
+{
+	return vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
+}
+
+bool vmx_irq_allowed(struct vcpu *v)
+{
+	if (!vmcs_make_current(v->arch))
+		return false;
+	return (v->regs.rflags & RFLAGS_IF) && !(blocking(v) & (BLOCKING_BY_STI | BLOCKING_BY_MOV_SS)) &&
+	       !event_queued();
+}
+
+void vmx_inject_irq(struct vcpu *v, uint8_t vector)
+{
+	if (vmcs_make_current(v->arch))
+		vmcs_write(VMCS_ENTRY_INTR_INFO,
+			   INTR_INFO_VALID | (INTR_TYPE_EXT_INTR << INTR_INFO_TYPE_SHIFT) | vector);
+}
+
+/* Only with virtual NMIs does the CPU keep the guest's NMI blocking (set by
+ * the injection, cleared by its IRET). As KVM, an STI shadow blocks too (the
+ * SDM allows a CPU to block NMIs after STI). */
+bool vmx_nmi_allowed(struct vcpu *v)
+{
+	if (!(vmx_caps.pin & PIN_VIRTUAL_NMIS) || !vmcs_make_current(v->arch))
+		return false;
+	return !(blocking(v) & (BLOCKING_BY_STI | BLOCKING_BY_MOV_SS | BLOCKING_BY_NMI)) &&
+	       !event_queued();
+}
+
+void vmx_inject_nmi(struct vcpu *v)
+{
+	if (vmcs_make_current(v->arch))
+		vmcs_write(VMCS_ENTRY_INTR_INFO, INTR_INFO_VALID |
+						 (INTR_TYPE_NMI << INTR_INFO_TYPE_SHIFT) | X86_VEC_NMI);
+}
+
+void vmx_event_window(struct vcpu *v, bool irq, bool nmi)
+{
+	uint32_t proc, want = 0;
+
+	if (!vmcs_make_current(v->arch))
+		return;
+	if (irq && vmx_caps.irq_window)
+		want |= PROC_INTR_WINDOW_EXITING;
+	if (nmi && vmx_caps.nmi_window)
+		want |= PROC_NMI_WINDOW_EXITING;
+	proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
+	if ((proc & (PROC_INTR_WINDOW_EXITING | PROC_NMI_WINDOW_EXITING)) != want)
+		vmcs_write(VMCS_PROC_CONTROLS,
+			   (proc & ~(PROC_INTR_WINDOW_EXITING | PROC_NMI_WINDOW_EXITING)) | want);
+}
+
+/* Access rights: L is bit 13, D/B bit 14 (SDM 24.4.1). */
+#define AR_L (1u << 13)
+#define AR_DB (1u << 14)
+_Static_assert((int)SEG_GS == (int)VMCS_SEG_GS, "guest_seg follows the VMCS's order");
+
+void vmx_guest_mode(struct vcpu *v, struct guest_mode *m)
+{
+	uint64_t cs_ar;
+
+	if (!vmcs_make_current(v->arch))
+		return;
+	m->cr0 = vmx_guest_cr0(v);
+	m->cr3 = vmcs_read(VMCS_GUEST_CR3);
+	m->cr4 = vmx_guest_cr4(v);
+	m->efer = vmcs_read(VMCS_GUEST_EFER);
+	m->cpl = (vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_SS) >> 5) & 3;
+	cs_ar = vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_CS);
+	m->code_bits = (m->efer & EFER_LMA) && (cs_ar & AR_L) ? 64
+		       : (m->cr0 & CR0_PE) && (cs_ar & AR_DB) ? 32 : 16;
+	for (int i = 0; i < SEG_COUNT; i++)
+		m->seg_base[i] = vmcs_read(VMCS_GUEST_ES_BASE + 2 * i);
+}
+
+/* An event the exit interrupted on its way into the guest (an EPT violation
+ * on the guest's IDT or stack, say) is delivered again at the next entry. */
+bool vmx_requeue_interrupted_event(void)
+{
+	uint32_t info = (uint32_t)vmcs_read(VMCS_IDT_VECTORING_INFO);
+	uint32_t type = (info & INTR_INFO_TYPE_MASK) >> INTR_INFO_TYPE_SHIFT;
+
+	if (!(info & INTR_INFO_VALID))
+		return false;
+	vmcs_write(VMCS_ENTRY_INTR_INFO, info & (INTR_INFO_VALID | INTR_INFO_DELIVER_CODE |
+						  INTR_INFO_TYPE_MASK | INTR_INFO_VECTOR_MASK));
+	if (info & INTR_INFO_DELIVER_CODE)
+		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE,
+			   vmcs_read(VMCS_IDT_VECTORING_ERROR_CODE));
+	if (type == INTR_TYPE_SW_INTERRUPT || type == INTR_TYPE_PRIV_SW_EXCEPTION ||
+	    type == INTR_TYPE_SW_EXCEPTION)
+		vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
+	return true;
+}
