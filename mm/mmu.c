@@ -27,6 +27,14 @@ void mmu_flush_tlb(struct mmu *mmu)
 	tdp_free_flushed_tables(mmu);
 }
 
+void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len)
+{
+	write_lock(&mmu->lock);
+	if (tdp_zap_range(mmu, gpa >> PAGE_SHIFT, (gpa + len + PAGE_SIZE - 1) >> PAGE_SHIFT))
+		mmu_flush_tlb(mmu);
+	write_unlock(&mmu->lock);
+}
+
 /* Bracket an invalidation (protocol in mmu.h). Both run under the write lock. */
 void invalidate_begin(struct mmu *mmu)
 {

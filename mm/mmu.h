@@ -105,6 +105,10 @@ bool tdp_zap_range(struct mmu *mmu, uint64_t start, uint64_t end);
 void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len);
 /* Runs the backend's flush and frees the tables that waited for it. */
 void mmu_flush_tlb(struct mmu *mmu);
+/* Zap the mappings of [gpa, gpa + len) and flush, keeping the memory: the
+ * next access faults it back in (as a host-side invalidation does). Takes
+ * the write lock. */
+void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len);
 
 /* Software walk. Caller holds mmu_lock (either mode). Returns false if gpa is
  * unmapped; otherwise the host address gpa translates to, the leaf's level and

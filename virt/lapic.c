@@ -193,8 +193,10 @@ static void eoi(struct lapic *a)
 	if (vec_test(a->tmr, vector)) {
 		vec_clear(a->tmr, vector);
 		lint_eoi(a, vector);
-		/* Hook for the I/O APIC (part 2): a level-triggered EOI is broadcast
-		 * to it here, to clear Remote IRR in its entries with this vector. */
+		/* 10.8.5: a level-triggered EOI is broadcast to the I/O APICs, which
+		 * clear Remote IRR in their entries with this vector. */
+		if (a->bus && a->bus->level_eoi)
+			a->bus->level_eoi(a->bus->level_eoi_ctx, (uint8_t)vector);
 	}
 }
 

@@ -143,6 +143,12 @@ struct lapic {
 struct lapic_bus {
 	struct lapic *apic[LAPIC_BUS_MAX];
 	unsigned count;
+	/* Optional (NULL: none): called when an APIC on this bus EOIs a vector
+	 * whose TMR bit was set, i.e. a level-triggered interrupt. This is the EOI
+	 * message the local APICs broadcast to the I/O APICs (SDM 10.8.5), which
+	 * clears their Remote IRR (virt/ioapic.h: ioapic_eoi). */
+	void (*level_eoi)(void *ctx, uint8_t vector);
+	void *level_eoi_ctx;
 };
 
 /* Power-on state per SDM 10.4.7.1: IA32_APIC_BASE = 0xfee00000 | EN | (BSP),
@@ -209,6 +215,9 @@ uint64_t lapic_timer_next(const struct lapic *a);
 /* One interrupt message applied to one APIC: fixed/lowest -> lapic_set_irq,
  * NMI -> nmi_pending, INIT -> init_pending, SIPI -> sipi_pending + vector;
  * SMI and ExtINT are ignored. `level`: level-triggered (TMR). */
+/* Lowest-priority arbitration (for IPIs and the I/O APIC alike): x wins over
+ * y with a lower arbitration priority, ties to the lower APIC ID. */
+bool lapic_lower_priority(const struct lapic *x, const struct lapic *y);
 void lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, bool level);
 /* Does APIC `a` accept destination `dest` (physical or logical, per its mode
  * and DFR)? 0xffffffff is broadcast in both modes, and in xAPIC mode 0xff too.

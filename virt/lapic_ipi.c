@@ -77,8 +77,7 @@ static bool ipi_targets(const struct lapic *from, const struct lapic *to, unsign
 	}
 }
 
-/* Lowest priority: the lowest arbitration priority, ties to the lowest ID. */
-static bool lower_priority(const struct lapic *x, const struct lapic *y)
+bool lapic_lower_priority(const struct lapic *x, const struct lapic *y)
 {
 	uint32_t px = arbitration_priority(x), py = arbitration_priority(y);
 
@@ -112,7 +111,7 @@ void send_ipi(struct lapic *from, uint32_t icr, uint32_t dest)
 			continue;
 		if (mode != LAPIC_DM_LOWEST)
 			lapic_deliver(to, mode, vector, level);
-		else if (lapic_sw_enabled(to) && (!lowest || lower_priority(to, lowest)))
+		else if (lapic_sw_enabled(to) && (!lowest || lapic_lower_priority(to, lowest)))
 			lowest = to;
 	}
 	if (lowest)

@@ -64,13 +64,19 @@ enum {
 
 /* The map SeaBIOS gives a QEMU guest below 1 MiB: the EBDA's KiB below 640 KiB
  * and the BIOS at 0xf0000 reserved. SeaBIOS also reserves its tables at the top
- * of RAM and the ROM alias at 0xfffc0000; sprig has no firmware there. */
+ * of RAM and the ROM alias at 0xfffc0000; sprig has no firmware there (the
+ * integrator passes such ranges: mb1_loader.h). */
 #define EBDA_START 0x9fc00ull
 #define VGA_START 0xa0000ull
 #define BIOS_START 0xf0000ull
-#define MMAP_ENTRIES 4
-#define MEM_USABLE 1
-#define MEM_RESERVED 2
+#define MEM_USABLE MB1_MEM_USABLE
+#define MEM_RESERVED MB1_MEM_RESERVED
+/* Boundaries: the default map's 6 and two per range; entries: one fewer. */
+#define MAP_POINTS_MAX (6 + 2 * MB1_RANGES_MAX)
+#define MAP_MAX (MAP_POINTS_MAX - 1)
+/* QEMU's area: the map at 0x9000, the info at 0x9500. */
+#define FIXED_START MB1_MMAP_GPA
+#define FIXED_END (MB1_INFO_GPA + MBI_SIZE)
 
 /* ELF32, the subset a loader needs. */
 #define EI_NIDENT 16
@@ -104,6 +110,13 @@ struct mb1_plan {
 	uint64_t kernel_start, kernel_end;
 	/* Placement after the kernel. */
 	uint64_t mods_table, strings, strings_size, first_module, end;
+	/* The memory map, and where it and the info go. */
+	struct map_entry {
+		uint64_t base, end;
+		uint32_t type;
+	} map[MAP_MAX];
+	uint32_t n_map, mem_lower, mem_upper;
+	uint64_t mmap_gpa, info_gpa;
 };
 
 struct elf_segment {
@@ -354,15 +367,159 @@ static uint64_t string_size(const char *s)
 	return s ? strlen(s) + 1 : 1;
 }
 
+/* The type of the default map at addr: 0 where it has no entry. */
+static uint32_t default_type(uint64_t addr, uint64_t guest_mem)
+{
+	if (addr < EBDA_START)
+		return MEM_USABLE;
+	if (addr < VGA_START)
+		return MEM_RESERVED;
+	if (addr < BIOS_START)
+		return 0;
+	if (addr < MiB)
+		return MEM_RESERVED;
+	return addr < guest_mem ? MEM_USABLE : 0;
+}
+
+static bool overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
+{
+	return a0 < b1 && b0 < a1;
+}
+
+/* The memory map: the default one with the integrator's ranges laid over it,
+ * cut at every boundary, merged where contiguous entries share a type; then
+ * mem_lower and mem_upper from it, as QEMU's option ROM computes them. */
+static int plan_map(struct mb1_plan *p, uint64_t guest_mem, const struct mb1_mem_range *r,
+		    size_t n, char *err, size_t errlen)
+{
+	uint64_t pts[MAP_POINTS_MAX], upper = MiB;
+	size_t np = 0;
+
+	if (n > MB1_RANGES_MAX)
+		return refuse(err, errlen, "too many memory map ranges (%zu, at most %d)", n,
+			      MB1_RANGES_MAX);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].type < MB1_MEM_RESERVED || r[i].type > MB1_MEM_BAD)
+			return refuse(err, errlen, "memory map range %zu: type %u (2 to 5 allowed)",
+				      i, r[i].type);
+		if (!r[i].size || r[i].size > UINT64_MAX - r[i].base)
+			return refuse(err, errlen, "memory map range %zu: bad size 0x%llx at 0x%llx",
+				      i, (unsigned long long)r[i].size,
+				      (unsigned long long)r[i].base);
+		for (size_t j = 0; j < i; j++)
+			if (overlaps(r[i].base, r[i].base + r[i].size, r[j].base,
+				     r[j].base + r[j].size))
+				return refuse(err, errlen, "memory map ranges %zu and %zu overlap", j,
+					      i);
+	}
+	pts[np++] = 0;
+	pts[np++] = EBDA_START;
+	pts[np++] = VGA_START;
+	pts[np++] = BIOS_START;
+	pts[np++] = MiB;
+	pts[np++] = guest_mem;
+	for (size_t i = 0; i < n; i++) {
+		pts[np++] = r[i].base;
+		pts[np++] = r[i].base + r[i].size;
+	}
+	for (size_t i = 1; i < np; i++) /* insertion sort: at most 38 */
+		for (size_t j = i; j > 0 && pts[j - 1] > pts[j]; j--) {
+			uint64_t t = pts[j];
+			pts[j] = pts[j - 1];
+			pts[j - 1] = t;
+		}
+	p->n_map = 0;
+	for (size_t i = 0; i + 1 < np; i++) {
+		uint64_t a = pts[i], b = pts[i + 1];
+		uint32_t type = default_type(a, guest_mem);
+		struct map_entry *last = p->n_map ? &p->map[p->n_map - 1] : NULL;
+
+		if (a == b)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			if (a >= r[k].base && a - r[k].base < r[k].size)
+				type = r[k].type;
+		if (!type)
+			continue;
+		if (last && last->end == a && last->type == type) {
+			last->end = b;
+		} else {
+			p->map[p->n_map].base = a;
+			p->map[p->n_map].end = b;
+			p->map[p->n_map].type = type;
+			p->n_map++;
+		}
+	}
+	p->mem_lower = 0;
+	if (p->n_map && p->map[0].base == 0 && p->map[0].type == MEM_USABLE)
+		p->mem_lower = (uint32_t)((p->map[0].end < VGA_START ? p->map[0].end : VGA_START) /
+					  1024);
+	for (uint32_t i = 0; i < p->n_map; i++)
+		if (p->map[i].type == MEM_USABLE && p->map[i].base <= upper &&
+		    upper < p->map[i].end)
+			upper = p->map[i].end;
+	if (upper > 4 * GiB)
+		upper = 4 * GiB;
+	p->mem_upper = (uint32_t)((upper - MiB) / 1024);
+	return 0;
+}
+
+/* Does [a, b) meet a loaded piece of the kernel? */
+static bool kernel_overlaps(const uint8_t *img, const struct mb1_plan *p, uint64_t a, uint64_t b)
+{
+	struct elf_segment s;
+
+	if (p->aout)
+		return overlaps(a, b, p->kernel_start, p->kernel_end);
+	for (uint32_t i = 0; i < p->phnum; i++) {
+		elf_segment_read(img, p, i, &s);
+		if (elf_segment_loaded(&s) && overlaps(a, b, s.paddr, s.paddr + s.mem_size))
+			return true;
+	}
+	return false;
+}
+
+static bool range_overlaps(const struct mb1_mem_range *r, size_t n, uint64_t a, uint64_t b,
+			   size_t *which)
+{
+	for (size_t i = 0; i < n; i++)
+		if (overlaps(a, b, r[i].base, r[i].base + r[i].size)) {
+			*which = i;
+			return true;
+		}
+	return false;
+}
+
+/* Place the modules from p->first_module on: p->end. */
+static int place_modules(struct mb1_plan *p, uint64_t limit, const struct mb1_module_src *mods,
+			 size_t n_mods, char *err, size_t errlen)
+{
+	uint64_t at = p->first_module;
+
+	for (size_t i = 0; i < n_mods; i++) {
+		if (at > limit || mods[i].size > limit - at)
+			return refuse(err, errlen, "image needs more memory than the guest has");
+		if (!page_align(at + mods[i].size, &at))
+			return refuse(err, errlen, "image needs more memory than the guest has");
+	}
+	p->end = at;
+	return 0;
+}
+
 /* Place the module table, strings and modules after the kernel, as QEMU does
  * (but aligned on absolute page boundaries, as header flag 0 asks, where QEMU
- * aligns relative to the load address). */
-static int plan_layout(struct mb1_plan *p, uint64_t guest_mem, const char *cmdline,
-		       const struct mb1_module_src *mods, size_t n_mods, char *err, size_t errlen)
+ * aligns relative to the load address); the map and the info at QEMU's
+ * 0x9000/0x9500 when nothing else is there, else after the strings. */
+static int plan_layout(const uint8_t *img, struct mb1_plan *p, uint64_t guest_mem,
+		       const char *cmdline, const struct mb1_module_src *mods, size_t n_mods,
+		       const struct mb1_mem_range *ranges, size_t n_ranges, char *err,
+		       size_t errlen)
 {
 	/* The info's addresses are 32 bits: nothing may go above 4 GiB. */
 	uint64_t limit = guest_mem < 4 * GiB ? guest_mem : 4 * GiB;
-	uint64_t at, strings_size = string_size(cmdline) + sizeof(BOOT_LOADER_NAME);
+	uint64_t strings_size = string_size(cmdline) + sizeof(BOOT_LOADER_NAME);
+	uint64_t strings_end, mmap_size = (uint64_t)p->n_map * MMAP_ENTRY_SIZE;
+	size_t which;
 
 	if (p->kernel_end > limit)
 		return refuse(err, errlen, "kernel ends at 0x%llx, above 4 GiB",
@@ -378,35 +535,46 @@ static int plan_layout(struct mb1_plan *p, uint64_t guest_mem, const char *cmdli
 		return refuse(err, errlen, "image needs more memory than the guest has");
 	p->strings = p->mods_table + n_mods * MOD_ENTRY_SIZE;
 	p->strings_size = strings_size;
-	if (!page_align(p->strings + strings_size, &p->first_module))
-		return refuse(err, errlen, "image needs more memory than the guest has");
-	at = p->first_module;
-	for (size_t i = 0; i < n_mods; i++) {
-		if (at > limit || mods[i].size > limit - at)
-			return refuse(err, errlen, "image needs more memory than the guest has");
-		if (!page_align(at + mods[i].size, &at))
-			return refuse(err, errlen, "image needs more memory than the guest has");
+	strings_end = p->strings + strings_size;
+	if (!page_align(strings_end, &p->first_module) ||
+	    place_modules(p, limit, mods, n_mods, err, errlen))
+		return -1;
+	p->mmap_gpa = MB1_MMAP_GPA;
+	p->info_gpa = MB1_INFO_GPA;
+	if (kernel_overlaps(img, p, FIXED_START, FIXED_END) ||
+	    overlaps(FIXED_START, FIXED_END, p->mods_table, p->end) ||
+	    range_overlaps(ranges, n_ranges, FIXED_START, FIXED_END, &which)) {
+		/* After the strings (all above the kernel): map, info, modules. */
+		p->mmap_gpa = (strings_end + 7) & ~7ull;
+		p->info_gpa = p->mmap_gpa + mmap_size;
+		if (!page_align(p->info_gpa + MBI_SIZE, &p->first_module) ||
+		    place_modules(p, limit, mods, n_mods, err, errlen))
+			return -1;
+		strings_end = p->info_gpa + MBI_SIZE;
 	}
-	p->end = at;
-	if (p->end > limit || p->strings + strings_size > limit)
+	if (p->end > limit || strings_end > limit)
 		return refuse(err, errlen,
 			      "image needs more memory than the guest has (0x%llx of 0x%llx)",
-			      (unsigned long long)(p->strings + strings_size > p->end ?
-						   p->strings + strings_size : p->end),
+			      (unsigned long long)(strings_end > p->end ? strings_end : p->end),
 			      (unsigned long long)limit);
-	if (p->kernel_start < MB1_INFO_GPA + MBI_SIZE && MB1_MMAP_GPA < p->end)
-		return refuse(err, errlen,
-			      "kernel 0x%llx-0x%llx overlaps the multiboot information at "
-			      "0x%x-0x%x", (unsigned long long)p->kernel_start,
-			      (unsigned long long)p->end, MB1_MMAP_GPA, MB1_INFO_GPA + MBI_SIZE);
+	for (size_t i = 0; i < n_ranges; i++) {
+		const struct mb1_mem_range *r = &ranges[i];
+
+		if (kernel_overlaps(img, p, r->base, r->base + r->size) ||
+		    overlaps(r->base, r->base + r->size, p->mods_table, p->end))
+			return refuse(err, errlen,
+				      "the image (0x%llx-0x%llx) overlaps memory map range %zu "
+				      "(0x%llx-0x%llx)", (unsigned long long)p->kernel_start,
+				      (unsigned long long)p->end, i, (unsigned long long)r->base,
+				      (unsigned long long)(r->base + r->size));
+	}
 	return 0;
 }
 
-static int plan(const void *image, uint64_t size, uint64_t guest_mem, const char *cmdline,
-		const struct mb1_module_src *mods, size_t n_mods, struct mb1_plan *p, char *err,
-		size_t errlen)
+static int plan(const struct mb1_boot *b, struct mb1_plan *p, char *err, size_t errlen)
 {
-	const uint8_t *img = image;
+	const uint8_t *img = b->image;
+	uint64_t size = b->size, guest_mem = b->guest_mem;
 	uint64_t hoff = 0;
 	uint32_t unsupported;
 
@@ -426,15 +594,27 @@ static int plan(const void *image, uint64_t size, uint64_t guest_mem, const char
 	} else if (plan_elf(img, size, guest_mem, p, err, errlen)) {
 		return -1;
 	}
-	return plan_layout(p, guest_mem, cmdline, mods, n_mods, err, errlen);
+	if (plan_map(p, guest_mem, b->ranges, b->n_ranges, err, errlen))
+		return -1;
+	return plan_layout(img, p, guest_mem, b->cmdline, b->mods, b->n_mods, b->ranges,
+			   b->n_ranges, err, errlen);
+}
+
+/* The plan (with its map) is about 1 KiB of stack; a load adds as much. */
+int mb1_check_boot(const struct mb1_boot *b, char *err, size_t errlen)
+{
+	struct mb1_plan p;
+
+	return plan(b, &p, err, errlen);
 }
 
 int mb1_check(const void *image, uint64_t size, uint64_t guest_mem, const char *cmdline,
 	      const struct mb1_module_src *mods, size_t n_mods, char *err, size_t errlen)
 {
-	struct mb1_plan p;
+	struct mb1_boot b = { .image = image, .size = size, .guest_mem = guest_mem,
+			      .cmdline = cmdline, .mods = mods, .n_mods = n_mods };
 
-	return plan(image, size, guest_mem, cmdline, mods, n_mods, &p, err, errlen);
+	return mb1_check_boot(&b, err, errlen);
 }
 
 static int write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len,
@@ -499,22 +679,12 @@ static int put_string(struct mmu *mmu, uint64_t *at, const char *s, uint32_t *gp
 	return 0;
 }
 
-static int load_info(struct mmu *mmu, uint64_t guest_mem, const struct mb1_plan *p,
-		     const char *cmdline, const struct mb1_module_src *mods, size_t n_mods,
-		     char *err, size_t errlen)
+static int load_info(struct mmu *mmu, const struct mb1_plan *p, const char *cmdline,
+		     const struct mb1_module_src *mods, size_t n_mods, char *err, size_t errlen)
 {
-	static const struct {
-		uint64_t base, end;
-		uint32_t type;
-	} low_map[MMAP_ENTRIES - 1] = {
-		{ 0, EBDA_START, MEM_USABLE },
-		{ EBDA_START, VGA_START, MEM_RESERVED },
-		{ BIOS_START, MiB, MEM_RESERVED },
-	};
 	uint8_t info[MBI_SIZE] = { 0 }, mod[MOD_ENTRY_SIZE] = { 0 };
-	uint8_t map[MMAP_ENTRIES * MMAP_ENTRY_SIZE];
+	uint8_t map[MAP_MAX * MMAP_ENTRY_SIZE];
 	uint64_t strings = p->strings, module = p->first_module;
-	uint64_t mem_kib = (guest_mem < 4 * GiB ? guest_mem : 4 * GiB) / 1024;
 	uint32_t gpa;
 
 	for (size_t i = 0; i < n_mods; i++) {
@@ -537,44 +707,50 @@ static int load_info(struct mmu *mmu, uint64_t guest_mem, const struct mb1_plan 
 		return -1;
 	put32(info + MBI_BOOT_LOADER_NAME, gpa);
 
-	for (int i = 0; i < MMAP_ENTRIES; i++) {
+	for (uint32_t i = 0; i < p->n_map; i++) {
 		uint8_t *e = map + i * MMAP_ENTRY_SIZE;
-		uint64_t base = i < MMAP_ENTRIES - 1 ? low_map[i].base : MiB;
-		uint64_t end = i < MMAP_ENTRIES - 1 ? low_map[i].end : guest_mem;
 
 		put32(e, MMAP_ENTRY_SIZE - 4);
-		put64(e + 4, base);
-		put64(e + 12, end - base);
-		put32(e + 20, i < MMAP_ENTRIES - 1 ? low_map[i].type : MEM_USABLE);
+		put64(e + 4, p->map[i].base);
+		put64(e + 12, p->map[i].end - p->map[i].base);
+		put32(e + 20, p->map[i].type);
 	}
-	if (write_guest(mmu, MB1_MMAP_GPA, map, sizeof(map), err, errlen))
+	if (write_guest(mmu, p->mmap_gpa, map, (uint64_t)p->n_map * MMAP_ENTRY_SIZE, err, errlen))
 		return -1;
 
 	/* Boot device as QEMU sets it, so that the flags match a QEMU boot. */
 	put32(info + MBI_FLAGS, MBI_HAS_MEMORY | MBI_HAS_BOOT_DEVICE | MBI_HAS_CMDLINE |
 				MBI_HAS_MODS | MBI_HAS_MMAP | MBI_HAS_BOOT_LOADER_NAME);
-	put32(info + MBI_MEM_LOWER, 640);
-	put32(info + MBI_MEM_UPPER, (uint32_t)(mem_kib - 1024));
+	put32(info + MBI_MEM_LOWER, p->mem_lower);
+	put32(info + MBI_MEM_UPPER, p->mem_upper);
 	put32(info + MBI_BOOT_DEVICE, BOOT_DEVICE_NONE);
 	put32(info + MBI_MODS_COUNT, (uint32_t)n_mods);
 	put32(info + MBI_MODS_ADDR, (uint32_t)p->mods_table);
-	put32(info + MBI_MMAP_LENGTH, sizeof(map));
-	put32(info + MBI_MMAP_ADDR, MB1_MMAP_GPA);
-	return write_guest(mmu, MB1_INFO_GPA, info, sizeof(info), err, errlen);
+	put32(info + MBI_MMAP_LENGTH, p->n_map * MMAP_ENTRY_SIZE);
+	put32(info + MBI_MMAP_ADDR, (uint32_t)p->mmap_gpa);
+	return write_guest(mmu, p->info_gpa, info, sizeof(info), err, errlen);
+}
+
+int mb1_load_boot(struct mmu *mmu, const struct mb1_boot *b, struct mb1_entry *entry, char *err,
+		  size_t errlen)
+{
+	struct mb1_plan p;
+
+	if (plan(b, &p, err, errlen) || load_kernel(mmu, b->image, &p, err, errlen) ||
+	    load_info(mmu, &p, b->cmdline, b->mods, b->n_mods, err, errlen))
+		return -1;
+	entry->eip = p.entry;
+	entry->eax = MB1_BOOTLOADER_MAGIC;
+	entry->ebx = (uint32_t)p.info_gpa;
+	return 0;
 }
 
 int mb1_load(struct mmu *mmu, uint64_t guest_mem, const void *image, uint64_t size,
 	     const char *cmdline, const struct mb1_module_src *mods, size_t n_mods,
 	     struct mb1_entry *entry, char *err, size_t errlen)
 {
-	struct mb1_plan p;
+	struct mb1_boot b = { .image = image, .size = size, .guest_mem = guest_mem,
+			      .cmdline = cmdline, .mods = mods, .n_mods = n_mods };
 
-	if (plan(image, size, guest_mem, cmdline, mods, n_mods, &p, err, errlen) ||
-	    load_kernel(mmu, image, &p, err, errlen) ||
-	    load_info(mmu, guest_mem, &p, cmdline, mods, n_mods, err, errlen))
-		return -1;
-	entry->eip = p.entry;
-	entry->eax = MB1_BOOTLOADER_MAGIC;
-	entry->ebx = MB1_INFO_GPA;
-	return 0;
+	return mb1_load_boot(mmu, &b, entry, err, errlen);
 }

@@ -11,7 +11,8 @@
  * Properties: mb1_check and mb1_load agree (same verdict, same message: the
  * check must foresee every refusal); a load gives the entry state and the info
  * structure, strings and modules that mb1_loader.h describes, and the kernel's
- * bytes where its program headers (or a.out fields) put them; a refused load
+ * bytes where its program headers (or a.out fields) put them, checked after
+ * everything is written (nothing landed on the kernel); a refused load
  * backs no guest page (writes nothing); destroying the VM returns every frame.
  * Guest memory sizes above 16 MiB are only checked, not loaded. */
 #define _GNU_SOURCE /* memmem */
@@ -221,14 +222,24 @@ static void check_loaded(struct mmu *mmu, const struct args *a, const struct mb1
 {
 	const char *cmdline = a->cmdline ? a->cmdline : "";
 
-	FUZZ_ASSERT(e->eax == MB1_BOOTLOADER_MAGIC && e->ebx == MB1_INFO_GPA);
+	uint64_t info = e->ebx, mmap;
+
+	/* QEMU's addresses, or (the kernel or its strings on them) both after
+	 * the strings, below the first module. */
+	FUZZ_ASSERT(e->eax == MB1_BOOTLOADER_MAGIC);
 	FUZZ_ASSERT(e->eip < guest_mems[a->mem]);
-	FUZZ_ASSERT(guest32(mmu, MB1_INFO_GPA) == 0x24f);
-	FUZZ_ASSERT(guest32(mmu, MB1_INFO_GPA + 48) == MB1_MMAP_GPA);
-	FUZZ_ASSERT(guest_equals(mmu, guest32(mmu, MB1_INFO_GPA + 16), cmdline, strlen(cmdline) + 1));
-	FUZZ_ASSERT(guest_equals(mmu, guest32(mmu, MB1_INFO_GPA + 64), "sprig", 6));
-	FUZZ_ASSERT(guest32(mmu, MB1_INFO_GPA + 20) == a->n_mods);
-	uint64_t table = guest32(mmu, MB1_INFO_GPA + 24), prev_end = table;
+	FUZZ_ASSERT(guest32(mmu, info) == 0x24f);
+	mmap = guest32(mmu, info + 48);
+	if (info == MB1_INFO_GPA)
+		FUZZ_ASSERT(mmap == MB1_MMAP_GPA);
+	else
+		FUZZ_ASSERT(info % 4 == 0 && mmap + guest32(mmu, info + 44) == info &&
+			    mmap > guest32(mmu, info + 16) && info + 88 <= guest_mems[a->mem]);
+	FUZZ_ASSERT(guest32(mmu, info + 44) == 4 * 24 && guest32(mmu, info + 4) == 639);
+	FUZZ_ASSERT(guest_equals(mmu, guest32(mmu, info + 16), cmdline, strlen(cmdline) + 1));
+	FUZZ_ASSERT(guest_equals(mmu, guest32(mmu, info + 64), "sprig", 6));
+	FUZZ_ASSERT(guest32(mmu, info + 20) == a->n_mods);
+	uint64_t table = guest32(mmu, info + 24), prev_end = info == MB1_INFO_GPA ? table : info + 88;
 	for (size_t i = 0; i < a->n_mods; i++) {
 		const struct mb1_module_src *m = &a->mods[i];
 		uint64_t start = guest32(mmu, table + 16 * i);

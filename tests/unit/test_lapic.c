@@ -711,7 +711,7 @@ static void send(struct lapic *from, uint32_t dest8, uint32_t icr)
 
 TEST(lapic_ipi_routing)
 {
-	struct lapic_bus bus;
+	struct lapic_bus bus = { 0 };
 	struct lapic a[4];
 
 	setup_bus(&bus, a, 4);
@@ -744,7 +744,7 @@ TEST(lapic_ipi_routing)
 
 TEST(lapic_nmi_init_sipi)
 {
-	struct lapic_bus bus;
+	struct lapic_bus bus = { 0 };
 	struct lapic a[3];
 
 	setup_bus(&bus, a, 3);
@@ -777,7 +777,7 @@ TEST(lapic_nmi_init_sipi)
 
 TEST(lapic_lowest_priority)
 {
-	struct lapic_bus bus;
+	struct lapic_bus bus = { 0 };
 	struct lapic a[4];
 	static const uint32_t tpr[4] = { 0x40, 0x20, 0x20, 0x10 };
 	uint32_t lowest = LAPIC_ICR_LOGICAL | (LAPIC_DM_LOWEST << 8);

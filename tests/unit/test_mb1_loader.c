@@ -206,38 +206,57 @@ static bool guest_string(struct mmu *mmu, uint32_t gpa, const char *want)
 	return guest_equals(mmu, gpa, want, strlen(want) + 1);
 }
 
-/* The info structure, memory map and strings every load must produce. */
-static void check_info(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
-		       const char *cmdline)
+/* The memory map the info structure points to: n entries {base, length, type}. */
+static void check_map(struct mmu *mmu, uint32_t info, const uint64_t (*map)[3], int n)
 {
-	static const uint64_t map[4][3] = {
+	uint32_t mmap = guest32(mmu, info + 48);
+
+	CHECK_EQ_U64(guest32(mmu, info + 44), n * 24);
+	for (int i = 0; i < n; i++) {
+		uint32_t at = mmap + 24 * i;
+
+		CHECK_EQ_U64(guest32(mmu, at), 20);
+		CHECK_EQ_U64(guest64(mmu, at + 4), map[i][0]);
+		CHECK_EQ_U64(guest64(mmu, at + 12), map[i][1]);
+		CHECK_EQ_U64(guest32(mmu, at + 20), map[i][2]);
+	}
+}
+
+/* The info structure, memory map and strings every load must produce; at
+ * QEMU's addresses when `qemu_addresses`. The default map is QEMU's (SeaBIOS's
+ * e820 below 1 MiB, all RAM above) and mem_lower is int 0x12's 639 KiB. */
+static void check_info_at(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
+			  const char *cmdline, bool qemu_addresses)
+{
+	const uint64_t map[4][3] = {
 		{ 0, 0x9fc00, 1 },
 		{ 0x9fc00, 0x400, 2 },
 		{ 0xf0000, 0x10000, 2 },
-		{ 0x100000, 0, 1 },
+		{ 0x100000, guest_mem - 0x100000, 1 },
 	};
-	uint32_t info = e->ebx, mmap;
+	uint32_t info = e->ebx;
 
 	CHECK_EQ_U64(e->eax, MB1_BOOTLOADER_MAGIC);
-	CHECK_EQ_U64(info, MB1_INFO_GPA);
+	if (qemu_addresses) {
+		CHECK_EQ_U64(info, MB1_INFO_GPA);
+		CHECK_EQ_U64(guest32(mmu, info + 48), MB1_MMAP_GPA);
+	} else {
+		CHECK(info != MB1_INFO_GPA);
+		CHECK(info % 4 == 0);
+	}
 	CHECK_EQ_U64(guest32(mmu, info + 0), 0x24f);
-	CHECK_EQ_U64(guest32(mmu, info + 4), 640);
+	CHECK_EQ_U64(guest32(mmu, info + 4), 639);
 	CHECK_EQ_U64(guest32(mmu, info + 8), guest_mem / 1024 - 1024);
 	CHECK_EQ_U64(guest32(mmu, info + 12), 0x8000ffff);
 	CHECK(guest_string(mmu, guest32(mmu, info + 16), cmdline));
 	CHECK(guest_string(mmu, guest32(mmu, info + 64), "sprig"));
-	CHECK_EQ_U64(guest32(mmu, info + 44), 4 * 24);
-	mmap = guest32(mmu, info + 48);
-	CHECK_EQ_U64(mmap, MB1_MMAP_GPA);
-	for (int i = 0; i < 4; i++) {
-		uint32_t at = mmap + 24 * i;
-		uint64_t len = i == 3 ? guest_mem - 0x100000 : map[i][1];
+	check_map(mmu, info, map, 4);
+}
 
-		CHECK_EQ_U64(guest32(mmu, at), 20);
-		CHECK_EQ_U64(guest64(mmu, at + 4), map[i][0]);
-		CHECK_EQ_U64(guest64(mmu, at + 12), len);
-		CHECK_EQ_U64(guest32(mmu, at + 20), map[i][2]);
-	}
+static void check_info(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
+		       const char *cmdline)
+{
+	check_info_at(mmu, e, guest_mem, cmdline, true);
 }
 
 TEST(mb1_elf_load)
@@ -514,11 +533,6 @@ TEST(mb1_bad_elf)
 	phdr(&im, 1, 1, 0x200, ELF_DATA, ELF_DATA, 0, 0, 6);
 	CHECK(refused(&im, GUEST_MEM, "no loadable segment"));
 
-	/* A kernel low in memory may not cover the info structure at 0x9000. */
-	elf_image(&im);
-	phdr(&im, 0, 1, 0, 0x8000, 0x8000, 0x200, 0x200, 5);
-	put32(&im, 24, 0x8100);
-	CHECK(refused(&im, GUEST_MEM, "overlaps the multiboot information"));
 }
 
 TEST(mb1_bad_aout)
@@ -594,4 +608,497 @@ TEST(mb1_too_big)
 	aout_image(&im, AOUT_LOAD + AOUT_SIZE);
 	put32(&im, AOUT_HDR + 24, 0x80000000u);
 	CHECK(refused(&im, GUEST_MEM, "lies outside guest memory"));
+}
+
+/* ---- Layouts: low kernels, long command lines, memory map ranges ---- */
+
+struct piece {
+	uint64_t start, end;
+	const char *what;
+};
+
+static uint64_t guest_strlen(struct mmu *mmu, uint64_t gpa, uint64_t guest_mem)
+{
+	uint8_t c = 1;
+	uint64_t n = 0;
+
+	while (gpa + n < guest_mem && mmu_read_guest(mmu, gpa + n, &c, 1) == 0 && c)
+		n++;
+	return n;
+}
+
+/* Everything the loader wrote besides the kernel, as pieces: info, map,
+ * module table, strings, modules. Returns how many. */
+static int loader_pieces(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
+			 struct piece *p, int max)
+{
+	uint32_t info = e->ebx, table = guest32(mmu, info + 24), n_mods = guest32(mmu, info + 20);
+	uint32_t s;
+	int n = 0;
+
+	p[n++] = (struct piece){ info, info + 88, "info" };
+	p[n++] = (struct piece){ guest32(mmu, info + 48),
+				 guest32(mmu, info + 48) + guest32(mmu, info + 44), "mmap" };
+	if (n_mods)
+		p[n++] = (struct piece){ table, table + 16ull * n_mods, "module table" };
+	s = guest32(mmu, info + 16);
+	p[n++] = (struct piece){ s, s + guest_strlen(mmu, s, guest_mem) + 1, "cmdline" };
+	s = guest32(mmu, info + 64);
+	p[n++] = (struct piece){ s, s + guest_strlen(mmu, s, guest_mem) + 1, "loader name" };
+	for (uint32_t i = 0; i < n_mods && n + 2 <= max; i++) {
+		s = guest32(mmu, table + 16 * i + 8);
+		p[n++] = (struct piece){ s, s + guest_strlen(mmu, s, guest_mem) + 1, "module string" };
+		p[n++] = (struct piece){ guest32(mmu, table + 16 * i),
+					 guest32(mmu, table + 16 * i + 4), "module" };
+	}
+	return n;
+}
+
+/* No two pieces overlap (empty ones aside), all lie in guest memory. */
+static bool disjoint(const struct piece *p, int n, uint64_t guest_mem)
+{
+	bool ok = true;
+
+	for (int i = 0; i < n; i++) {
+		if (p[i].end > guest_mem || p[i].start > p[i].end) {
+			printf("  %s 0x%llx-0x%llx outside guest memory\n", p[i].what,
+			       (unsigned long long)p[i].start, (unsigned long long)p[i].end);
+			ok = false;
+		}
+		for (int j = 0; j < i; j++)
+			if (p[i].start < p[j].end && p[j].start < p[i].end) {
+				printf("  %s 0x%llx-0x%llx overlaps %s 0x%llx-0x%llx\n", p[i].what,
+				       (unsigned long long)p[i].start, (unsigned long long)p[i].end,
+				       p[j].what, (unsigned long long)p[j].start,
+				       (unsigned long long)p[j].end);
+				ok = false;
+			}
+	}
+	return ok;
+}
+
+TEST(mb1_low_kernel)
+{
+	static const char mod0[] = "low module";
+	struct mb1_module_src mod = { mod0, sizeof(mod0), "m0 arg" };
+	struct image im;
+	struct mb1_entry e = { 0 };
+	struct mmu mmu;
+	char err[160] = "";
+	struct piece p[16];
+	int n;
+	uint64_t before;
+
+	host_mem_init(256 * MiB);
+	before = free_bytes();
+	for (int kind = 0; kind < 3; kind++) {
+		if (kind == 0) {
+			/* ELF linked at 0x8000: text 0x8000-0x8200, data+bss 0x9000-0xc000
+			 * (over QEMU's 0x9000-0x9558). */
+			elf_image(&im);
+			phdr(&im, 0, 1, 0, 0x8000, 0x8000, 0x200, 0x200, 5);
+			phdr(&im, 1, 1, 0x200, 0x9000, 0x9000, 0x100, 0x3000, 6);
+			put32(&im, 24, 0x8100);
+		} else {
+			/* a.out kludge, load_addr 0x8000, bss to 0xa000; kind 2: the whole
+			 * file (load_end 0). */
+			aout_image(&im, kind == 1 ? 0x8000 + AOUT_SIZE : 0);
+			put32(&im, AOUT_HDR + 12, 0x8000 + AOUT_HDR);
+			put32(&im, AOUT_HDR + 16, 0x8000);
+			put32(&im, AOUT_HDR + 24, 0xa000);
+			put32(&im, AOUT_HDR + 28, 0x8080);
+		}
+		REQUIRE(mb1_check(im.b, im.len, GUEST_MEM, "low kernel", &mod, 1, err,
+				  sizeof(err)) == 0);
+		REQUIRE(vm_create(&mmu, GUEST_MEM));
+		REQUIRE(mb1_load(&mmu, GUEST_MEM, im.b, im.len, "low kernel", &mod, 1, &e, err,
+				 sizeof(err)) == 0);
+		CHECK_EQ_U64(e.eip, kind == 0 ? 0x8100 : 0x8080);
+		check_info_at(&mmu, &e, GUEST_MEM, "low kernel", false);
+		/* The kernel is intact: nothing was written over it. */
+		if (kind == 0) {
+			CHECK(guest_equals(&mmu, 0x8000, im.b, 0x200));
+			CHECK(guest_equals(&mmu, 0x9000, im.b + 0x200, 0x100));
+			CHECK(guest_zero(&mmu, 0x9100, 0x2f00));
+		} else {
+			CHECK(guest_equals(&mmu, 0x8000, im.b, AOUT_SIZE));
+			CHECK(guest_zero(&mmu, 0x8000 + AOUT_SIZE, 0x2000 - AOUT_SIZE));
+		}
+		n = loader_pieces(&mmu, &e, GUEST_MEM, p, 14);
+		p[n++] = (struct piece){ 0x8000, kind == 0 ? 0xc000 : 0xa000, "kernel" };
+		CHECK(disjoint(p, n, GUEST_MEM));
+		/* After the kernel: table on its next page, map and info after the
+		 * strings, the module on the page after them. */
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 24), kind == 0 ? 0xc000 : 0xa000);
+		CHECK(e.ebx > guest32(&mmu, e.ebx + 48));
+		CHECK(guest_equals(&mmu, guest32(&mmu, guest32(&mmu, e.ebx + 24)), mod0,
+				   sizeof(mod0)));
+		CHECK(guest_string(&mmu, guest32(&mmu, guest32(&mmu, e.ebx + 24) + 8), "m0 arg"));
+		mmu_destroy(&mmu);
+	}
+
+	/* Low, but clear of 0x9000-0x9558 (text 0x8000-0x8200, data at 1 MiB):
+	 * QEMU's addresses, as QEMU would boot it. */
+	elf_image(&im);
+	phdr(&im, 0, 1, 0, 0x8000, 0x8000, 0x200, 0x200, 5);
+	put32(&im, 24, 0x8100);
+	REQUIRE(vm_create(&mmu, GUEST_MEM));
+	REQUIRE(mb1_load(&mmu, GUEST_MEM, im.b, im.len, "x", NULL, 0, &e, err, sizeof(err)) == 0);
+	check_info(&mmu, &e, GUEST_MEM, "x");
+	CHECK(guest_equals(&mmu, 0x8000, im.b, 0x200));
+	mmu_destroy(&mmu);
+
+	/* A kernel at 0x6000-0x7000 leaves 0x9000 free, unless the strings after
+	 * it (from 0x7000) reach it. */
+	for (int long_line = 0; long_line < 2; long_line++) {
+		char *line = calloc(1, 8200);
+
+		memset(line, 'q', long_line ? 8199 : 4000);
+		aout_image(&im, 0x6000 + AOUT_SIZE);
+		put32(&im, AOUT_HDR + 12, 0x6000 + AOUT_HDR);
+		put32(&im, AOUT_HDR + 16, 0x6000);
+		put32(&im, AOUT_HDR + 24, 0x7000);
+		put32(&im, AOUT_HDR + 28, 0x6080);
+		REQUIRE(vm_create(&mmu, GUEST_MEM));
+		REQUIRE(mb1_load(&mmu, GUEST_MEM, im.b, im.len, line, NULL, 0, &e, err,
+				 sizeof(err)) == 0);
+		check_info_at(&mmu, &e, GUEST_MEM, line, !long_line);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 16), 0x7000);
+		n = loader_pieces(&mmu, &e, GUEST_MEM, p, 14);
+		p[n++] = (struct piece){ 0x6000, 0x7000, "kernel" };
+		CHECK(disjoint(p, n, GUEST_MEM));
+		mmu_destroy(&mmu);
+		free(line);
+	}
+	CHECK_EQ_U64(free_bytes(), before);
+}
+
+TEST(mb1_long_cmdline)
+{
+	char *line = malloc(4096), *mline = malloc(4096);
+	struct mb1_module_src mod = { "m", 1, mline };
+	struct image im;
+	struct mb1_entry e = { 0 };
+	struct mmu mmu;
+	char err[160] = "";
+	uint64_t before;
+
+	host_mem_init(256 * MiB);
+	before = free_bytes();
+	for (int i = 0; i < 4095; i++) {
+		line[i] = (char)('a' + i % 26);
+		mline[i] = (char)('A' + i % 26);
+	}
+	line[4095] = mline[4095] = 0;
+	for (int low = 0; low < 2; low++) {
+		elf_image(&im);
+		if (low) {
+			phdr(&im, 0, 1, 0, 0x8000, 0x8000, 0x200, 0x200, 5);
+			phdr(&im, 1, 1, 0x200, 0x9000, 0x9000, 0x100, 0x3000, 6);
+			put32(&im, 24, 0x8100);
+		}
+		REQUIRE(vm_create(&mmu, GUEST_MEM));
+		REQUIRE(mb1_load(&mmu, GUEST_MEM, im.b, im.len, line, &mod, 1, &e, err,
+				 sizeof(err)) == 0);
+		check_info_at(&mmu, &e, GUEST_MEM, line, !low);
+		CHECK_EQ_U64(guest_strlen(&mmu, guest32(&mmu, e.ebx + 16), GUEST_MEM), 4095);
+		CHECK(guest_string(&mmu, guest32(&mmu, guest32(&mmu, e.ebx + 24) + 8), mline));
+		mmu_destroy(&mmu);
+	}
+	CHECK_EQ_U64(free_bytes(), before);
+	free(line);
+	free(mline);
+}
+
+TEST(mb1_map_ranges)
+{
+	struct image im;
+	struct mb1_entry e = { 0 };
+	struct mmu mmu;
+	char err[160] = "";
+	uint64_t before;
+	const uint64_t mem = 128 * MiB;
+
+	host_mem_init(256 * MiB);
+	before = free_bytes();
+	elf_image(&im);
+
+	/* ACPI tables at 0xe0000-0x100000: merged with the BIOS entry. */
+	{
+		struct mb1_mem_range acpi = { 0xe0000, 0x20000, MB1_MEM_RESERVED };
+		struct mb1_boot b = { im.b, im.len, mem, "acpi", NULL, 0, &acpi, 1 };
+		static const uint64_t map[4][3] = {
+			{ 0, 0x9fc00, 1 },
+			{ 0x9fc00, 0x400, 2 },
+			{ 0xe0000, 0x20000, 2 },
+			{ 0x100000, 128 * MiB - 0x100000, 1 },
+		};
+
+		REQUIRE(mb1_check_boot(&b, err, sizeof(err)) == 0);
+		REQUIRE(vm_create(&mmu, mem));
+		REQUIRE(mb1_load_boot(&mmu, &b, &e, err, sizeof(err)) == 0);
+		CHECK_EQ_U64(e.ebx, MB1_INFO_GPA);
+		check_map(&mmu, e.ebx, map, 4);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 4), 639);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 8), 130048);
+		mmu_destroy(&mmu);
+	}
+
+	/* QEMU -m 128M under SeaBIOS (TCG), entry for entry, given its firmware
+	 * ranges; ACPI type 3 in the middle of RAM splits it. */
+	{
+		struct mb1_mem_range r[3] = {
+			{ 0xfffc0000, 0x40000, MB1_MEM_RESERVED },
+			{ 0x7fe0000, 0x20000, MB1_MEM_RESERVED },
+			{ 0x4000000, 0x1000, MB1_MEM_ACPI },
+		};
+		struct mb1_boot b = { im.b, im.len, mem, "", NULL, 0, r, 2 };
+		static const uint64_t qemu[6][3] = {
+			{ 0, 0x9fc00, 1 },
+			{ 0x9fc00, 0x400, 2 },
+			{ 0xf0000, 0x10000, 2 },
+			{ 0x100000, 0x7ee0000, 1 },
+			{ 0x7fe0000, 0x20000, 2 },
+			{ 0xfffc0000, 0x40000, 2 },
+		};
+		static const uint64_t split[8][3] = {
+			{ 0, 0x9fc00, 1 },
+			{ 0x9fc00, 0x400, 2 },
+			{ 0xf0000, 0x10000, 2 },
+			{ 0x100000, 0x3f00000, 1 },
+			{ 0x4000000, 0x1000, 3 },
+			{ 0x4001000, 0x3fdf000, 1 },
+			{ 0x7fe0000, 0x20000, 2 },
+			{ 0xfffc0000, 0x40000, 2 },
+		};
+
+		REQUIRE(vm_create(&mmu, mem));
+		REQUIRE(mb1_load_boot(&mmu, &b, &e, err, sizeof(err)) == 0);
+		check_map(&mmu, e.ebx, qemu, 6);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 8), 129920); /* QEMU's mem_upper */
+		mmu_destroy(&mmu);
+		b.n_ranges = 3;
+		REQUIRE(vm_create(&mmu, mem));
+		REQUIRE(mb1_load_boot(&mmu, &b, &e, err, sizeof(err)) == 0);
+		check_map(&mmu, e.ebx, split, 8);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 8), 0x3f00000 / 1024);
+		mmu_destroy(&mmu);
+	}
+
+	/* A range over 0x9000: the map and the info move after the kernel. */
+	{
+		struct mb1_mem_range r = { 0x9000, 0x1000, MB1_MEM_NVS };
+		struct mb1_boot b = { im.b, im.len, GUEST_MEM, "", NULL, 0, &r, 1 };
+
+		REQUIRE(vm_create(&mmu, GUEST_MEM));
+		REQUIRE(mb1_load_boot(&mmu, &b, &e, err, sizeof(err)) == 0);
+		CHECK(e.ebx >= ELF_DATA + ELF_DATA_MEMSZ);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 44), 6 * 24);
+		CHECK_EQ_U64(guest32(&mmu, e.ebx + 4), 0x9000 / 1024); /* usable from 0 */
+		mmu_destroy(&mmu);
+	}
+
+	/* Refusals. */
+	{
+		struct mb1_mem_range r[MB1_RANGES_MAX + 1];
+		struct mb1_boot b = { im.b, im.len, GUEST_MEM, "", NULL, 0, r, 1 };
+
+		for (int i = 0; i <= MB1_RANGES_MAX; i++)
+			r[i] = (struct mb1_mem_range){ 0x2000000 + 0x1000ull * i, 0x1000, 2 };
+		b.n_ranges = MB1_RANGES_MAX;
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == 0);
+		b.n_ranges = MB1_RANGES_MAX + 1;
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 &&
+		      strstr(err, "too many memory map ranges"));
+		b.n_ranges = 1;
+		r[0].type = 1;
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 && strstr(err, "type 1"));
+		r[0].type = 6;
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 && strstr(err, "type 6"));
+		r[0] = (struct mb1_mem_range){ 0x2000000, 0, 2 };
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 && strstr(err, "bad size"));
+		r[0] = (struct mb1_mem_range){ UINT64_MAX - 0xfff, 0x1000, 2 };
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 && strstr(err, "bad size"));
+		r[0].size = 0xfff;
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == 0);
+		r[0] = (struct mb1_mem_range){ 0x2000000, 0x2000, 2 };
+		r[1] = (struct mb1_mem_range){ 0x2001000, 0x1000, 4 };
+		b.n_ranges = 2;
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 &&
+		      strstr(err, "ranges 0 and 1 overlap"));
+		/* Over the kernel's bss, over the strings after it. */
+		b.n_ranges = 1;
+		r[0] = (struct mb1_mem_range){ ELF_DATA + ELF_DATA_MEMSZ - 1, 1, 2 };
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 &&
+		      strstr(err, "overlaps memory map range 0"));
+		r[0] = (struct mb1_mem_range){ ELF_DATA + ELF_DATA_MEMSZ, 1, 2 };
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == -1 &&
+		      strstr(err, "overlaps memory map range 0"));
+		/* In the gap between the segments: fine. */
+		r[0] = (struct mb1_mem_range){ ELF_TEXT + 0x1000, 0x1000, 2 };
+		CHECK(mb1_check_boot(&b, err, sizeof(err)) == 0);
+	}
+	CHECK_EQ_U64(free_bytes(), before);
+}
+
+/* ---- Property: random layouts never overlap ---- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(uint64_t n)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return n ? rng_state % n : 0;
+}
+
+#define RND_SEGS 3
+#define RND_HDR 0x180 /* multiboot header; program headers at 52 */
+#define RND_DATA 0x200
+
+/* An ELF kernel with n segments (from RND_DATA in the file), entry in the first. */
+static void rnd_elf(struct image *im, int n, const uint32_t *paddr, const uint32_t *filesz,
+		    const uint32_t *memsz)
+{
+	static const uint8_t ident[16] = { 0x7f, 'E', 'L', 'F', 1, 1, 1 };
+	uint32_t off = RND_DATA;
+
+	memset(im, 0, sizeof(*im));
+	memcpy(im->b, ident, 16);
+	put16(im, 16, 2);
+	put16(im, 18, 3);
+	put32(im, 20, 1);
+	put32(im, 24, paddr[0]);
+	put32(im, 28, ELF_PHOFF);
+	put16(im, 40, 52);
+	put16(im, 42, 32);
+	put16(im, 44, (uint16_t)n);
+	mb_header(im, RND_HDR, 3);
+	for (int i = 0; i < n; i++) {
+		phdr(im, i, 1, off, paddr[i], paddr[i], filesz[i], memsz[i], i ? 6 : 5);
+		fill_pattern(im, off, off + filesz[i]);
+		off += filesz[i];
+	}
+	im->len = off;
+}
+
+TEST(mb1_layout_property)
+{
+	static const uint64_t mems[] = { 2 * MiB, 3 * MiB + 0x5000, 8 * MiB, 16 * MiB };
+	static uint8_t moddata[3][0x12000];
+	char *line = malloc(4096), *mstr[3];
+	int loaded = 0, low_moved = 0, runs = 600;
+	uint64_t before;
+
+	host_mem_init(256 * MiB);
+	before = free_bytes();
+	for (int m = 0; m < 3; m++) {
+		memset(moddata[m], 0x30 + m, sizeof(moddata[m]));
+		mstr[m] = malloc(300);
+	}
+	for (int run = 0; run < runs; run++) {
+		uint64_t mem = mems[rnd(4)];
+		uint32_t paddr[RND_SEGS], filesz[RND_SEGS], memsz[RND_SEGS], at;
+		struct mb1_module_src mods[3];
+		struct mb1_mem_range ranges[3];
+		struct piece p[32];
+		struct image im;
+		struct mb1_entry e = { 0 };
+		struct mmu mmu;
+		char err[160] = "";
+		int nseg = 1 + (int)rnd(RND_SEGS), n, nr = 0;
+		size_t n_mods = rnd(4), cl = rnd(8) ? rnd(300) : 4095;
+		bool aout = rnd(3) == 0;
+
+		/* Kernel: low (around QEMU's 0x9000) half the time, else near 1 MiB. */
+		at = rnd(2) ? 0x1000 + (uint32_t)rnd(0xc000) : 0x100000 + (uint32_t)rnd(0x80000);
+		at &= ~3u;
+		for (int i = 0; i < nseg; i++) {
+			paddr[i] = at;
+			filesz[i] = 1 + (uint32_t)rnd(0x800);
+			memsz[i] = filesz[i] + (rnd(2) ? (uint32_t)rnd(0x4000) : 0);
+			at = (paddr[i] + memsz[i] + (uint32_t)rnd(0x3000) + 3) & ~3u;
+		}
+		if (aout) {
+			uint32_t load = paddr[0] & ~0xfffu;
+
+			aout_image(&im, 0);
+			put32(&im, AOUT_HDR + 12, load + AOUT_HDR);
+			put32(&im, AOUT_HDR + 16, load);
+			put32(&im, AOUT_HDR + 24, load + AOUT_SIZE + (uint32_t)rnd(0x6000));
+			put32(&im, AOUT_HDR + 28, load + 0x80);
+			nseg = 1;
+			paddr[0] = load;
+		} else {
+			rnd_elf(&im, nseg, paddr, filesz, memsz);
+		}
+		for (int i = 0; i < (int)cl; i++)
+			line[i] = (char)('!' + rnd(90));
+		line[cl] = 0;
+		for (size_t i = 0; i < n_mods; i++) {
+			size_t sl = rnd(299);
+			for (size_t k = 0; k < sl; k++)
+				mstr[i][k] = (char)('a' + rnd(26));
+			mstr[i][sl] = 0;
+			mods[i] = (struct mb1_module_src){ moddata[i], rnd(sizeof(moddata[i])),
+							   rnd(5) ? mstr[i] : NULL };
+		}
+		for (int i = (int)rnd(4); i > 0; i--) {
+			uint64_t b = rnd(mem / 0x1000 + 64) * 0x1000, s = 0x1000 * (1 + rnd(16));
+			bool clash = false;
+			for (int k = 0; k < nr; k++)
+				clash |= b < ranges[k].base + ranges[k].size && ranges[k].base < b + s;
+			if (!clash)
+				ranges[nr++] = (struct mb1_mem_range){ b, s, 2 + (uint32_t)rnd(4) };
+		}
+
+		struct mb1_boot bt = { im.b, im.len, mem, line, mods, n_mods, ranges, (size_t)nr };
+		int rc = mb1_check_boot(&bt, err, sizeof(err));
+		if (rc)
+			continue;
+		REQUIRE(vm_create(&mmu, mem));
+		REQUIRE(mb1_load_boot(&mmu, &bt, &e, err, sizeof(err)) == 0);
+		loaded++;
+		n = loader_pieces(&mmu, &e, mem, p, 28);
+		if (aout) {
+			uint32_t bss_end = 0;
+			memcpy(&bss_end, im.b + AOUT_HDR + 24, 4);
+			p[n++] = (struct piece){ paddr[0], bss_end, "kernel" };
+			CHECK(guest_equals(&mmu, paddr[0], im.b, AOUT_SIZE));
+		} else {
+			uint32_t off = RND_DATA;
+
+			for (int i = 0; i < nseg; i++) {
+				p[n++] = (struct piece){ paddr[i], paddr[i] + memsz[i], "segment" };
+				CHECK(guest_equals(&mmu, paddr[i], im.b + off, filesz[i]));
+				CHECK(guest_zero(&mmu, paddr[i] + filesz[i], memsz[i] - filesz[i]));
+				off += filesz[i];
+			}
+		}
+		for (int k = 0; k < nr; k++) {
+			uint64_t end = ranges[k].base + ranges[k].size;
+			p[n++] = (struct piece){ ranges[k].base, end < mem ? end : mem, "range" };
+			if (ranges[k].base >= mem)
+				n--;
+		}
+		if (!disjoint(p, n, mem)) {
+			printf("  run %d: %s kernel at 0x%x, %d segments, %zu modules, %d ranges\n",
+			       run, aout ? "a.out" : "ELF", paddr[0], nseg, n_mods, nr);
+			mmu_destroy(&mmu);
+			break;
+		}
+		CHECK(guest_string(&mmu, guest32(&mmu, e.ebx + 16), line));
+		if (e.ebx != MB1_INFO_GPA)
+			low_moved++;
+		mmu_destroy(&mmu);
+	}
+	printf("  %d of %d random layouts loaded, %d with the info moved\n", loaded, runs,
+	       low_moved);
+	CHECK(loaded > runs / 4);
+	CHECK(low_moved > 10);
+	CHECK_EQ_U64(free_bytes(), before);
+	free(line);
+	for (int m = 0; m < 3; m++)
+		free(mstr[m]);
 }

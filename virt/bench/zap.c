@@ -52,10 +52,7 @@ static void zap_on_exit(struct vm *vm, const struct vexit *e, void *ctx)
 		vm_discard(vm, gpa, z->p->chunk);
 		return;
 	}
-	write_lock(&vm->mmu.lock);
-	if (tdp_zap_range(&vm->mmu, gpa >> PAGE_SHIFT, (gpa + z->p->chunk) >> PAGE_SHIFT))
-		mmu_flush_tlb(&vm->mmu);
-	write_unlock(&vm->mmu.lock);
+	mmu_zap(&vm->mmu, gpa, z->p->chunk);
 }
 
 struct zap_result {

@@ -1,0 +1,408 @@
+/* The 8254 PIT model: see virt/pit.h for the choices. */
+#include "virt/pit.h"
+#include "lib/string.h"
+
+static uint64_t tsc_hz(const struct pit *p)
+{
+	return p->tsc_khz * 1000;
+}
+
+/* PIT ticks in `delta` TSC cycles, rounded down. */
+static uint64_t ticks(const struct pit *p, uint64_t delta)
+{
+	return (uint64_t)((unsigned __int128)delta * PIT_HZ / tsc_hz(p));
+}
+
+/* TSC cycles until tick `t` begins: the least delta with ticks(delta) >= t. */
+static uint64_t tsc_of_tick(const struct pit *p, uint64_t t)
+{
+	unsigned __int128 n = (unsigned __int128)t * tsc_hz(p);
+	return (uint64_t)((n + PIT_HZ - 1) / PIT_HZ);
+}
+
+static uint32_t modulus(const struct pit_channel *c)
+{
+	return c->bcd ? 10000 : 65536;
+}
+
+static uint32_t bcd_to_bin(uint16_t v)
+{
+	return (v & 0xf) + ((v >> 4) & 0xf) * 10 + ((v >> 8) & 0xf) * 100 + ((v >> 12) & 0xf) * 1000u;
+}
+
+static uint16_t bin_to_bcd(uint32_t v)
+{
+	return (uint16_t)((v % 10) | (v / 10 % 10) << 4 | (v / 100 % 10) << 8 | (v / 1000 % 10) << 12);
+}
+
+/* Ticks into the current counting period. */
+static uint64_t ch_d(const struct pit *p, const struct pit_channel *c, uint64_t now)
+{
+	if (!c->loaded || c->waiting)
+		return 0;
+	if (!c->running)
+		return c->frozen_d;
+	return ticks(p, now > c->t0 ? now - c->t0 : 0) - c->d_skip;
+}
+
+static uint16_t ch_counter(const struct pit *p, const struct pit_channel *c, uint64_t now)
+{
+	uint32_t m = modulus(c), cnt = c->count, v;
+	uint64_t d;
+
+	if (!c->loaded)
+		return c->held;
+	if (c->waiting) {
+		v = cnt % m;
+	} else {
+		d = ch_d(p, c, now);
+		switch (c->mode) {
+		case 2:
+			v = cnt - (uint32_t)(d % cnt);
+			break;
+		case 3:
+			v = cnt - (uint32_t)(d % cnt * 2 % cnt);
+			break;
+		default:
+			v = (cnt + m - (uint32_t)(d % m)) % m;
+			break;
+		}
+		v %= m;
+	}
+	return c->bcd ? bin_to_bcd(v) : (uint16_t)v;
+}
+
+static bool ch_out(const struct pit *p, const struct pit_channel *c, uint64_t now)
+{
+	uint64_t d, cnt = c->count;
+
+	if (!c->loaded)
+		return c->mode != 0;
+	if (c->waiting)
+		return true;
+	if ((c->mode == 2 || c->mode == 3) && !c->gate)
+		return true;
+	d = ch_d(p, c, now);
+	switch (c->mode) {
+	case 0:
+	case 1:
+		return d >= cnt;
+	case 2:
+		return cnt < 2 || d % cnt != cnt - 1;
+	case 3:
+		return cnt < 2 || d % cnt < (cnt + 1) / 2;
+	default: /* 4, 5 */
+		return d != cnt;
+	}
+}
+
+/* Rising edges of OUT in ticks (0, d] of a counting period. */
+static uint64_t ch_edges(const struct pit_channel *c, uint64_t d)
+{
+	uint64_t cnt = c->count;
+
+	switch (c->mode) {
+	case 0:
+	case 1:
+		return d >= cnt;
+	case 2:
+	case 3:
+		return cnt < 2 ? 0 : d / cnt;
+	default:
+		return d >= cnt + 1;
+	}
+}
+
+/* The tick of rising edge k (from 1) of a counting period; false when there is none. */
+static bool ch_edge_tick(const struct pit_channel *c, uint64_t k, uint64_t *d)
+{
+	uint64_t cnt = c->count;
+
+	switch (c->mode) {
+	case 0:
+	case 1:
+		*d = cnt;
+		return k == 1;
+	case 2:
+	case 3:
+		*d = k * cnt;
+		return cnt >= 2;
+	default:
+		*d = cnt + 1;
+		return k == 1;
+	}
+}
+
+/* Around every change of a channel's state: edges of the old state up to now
+ * are accounted for, and a low -> high step of OUT made by the change itself
+ * counts as an edge. */
+static bool change_begin(struct pit *p, struct pit_channel *c, uint64_t now)
+{
+	if (c->loaded && !c->waiting) {
+		uint64_t n = ch_edges(c, ch_d(p, c, now));
+		if (n > c->edges_done)
+			c->edges_pending += n - c->edges_done;
+	}
+	return ch_out(p, c, now);
+}
+
+static void change_end(struct pit *p, struct pit_channel *c, uint64_t now, bool out_before)
+{
+	c->edges_done = c->loaded && !c->waiting ? ch_edges(c, ch_d(p, c, now)) : 0;
+	if (!out_before && ch_out(p, c, now))
+		c->edges_pending++;
+}
+
+static void start(struct pit_channel *c, uint64_t now)
+{
+	c->running = true;
+	c->waiting = false;
+	c->t0 = now;
+	c->d_skip = 0;
+	c->frozen_d = 0;
+}
+
+static void load_count(struct pit *p, struct pit_channel *c, uint16_t raw, uint64_t now)
+{
+	bool ob = change_begin(p, c, now);
+	uint32_t m = modulus(c);
+	uint32_t v = c->bcd ? bcd_to_bin(raw) % m : raw;
+
+	c->count = v ? v : m;
+	c->loaded = true;
+	c->running = false;
+	c->waiting = false;
+	c->frozen_d = 0;
+	switch (c->mode) {
+	case 1:
+	case 5:
+		c->waiting = true; /* until a rising gate edge */
+		break;
+	default:
+		if (c->gate)
+			start(c, now);
+		break;
+	}
+	change_end(p, c, now, ob);
+}
+
+static void set_gate(struct pit *p, struct pit_channel *c, bool gate, uint64_t now)
+{
+	bool ob;
+
+	if (c->gate == gate)
+		return;
+	ob = change_begin(p, c, now);
+	if (c->loaded) {
+		if (!gate) {
+			/* Modes 0, 2, 3, 4 stop counting (2 and 3 force OUT high);
+			 * 1 and 5 ignore a low gate. */
+			if (c->running && c->mode != 1 && c->mode != 5) {
+				c->frozen_d = ch_d(p, c, now);
+				c->running = false;
+			}
+		} else if (c->mode == 0 || c->mode == 4) {
+			/* resume where it stopped */
+			c->running = true;
+			c->t0 = now;
+			c->d_skip = 0 - c->frozen_d;
+		} else {
+			start(c, now); /* trigger: reload the count */
+		}
+	}
+	c->gate = gate;
+	change_end(p, c, now, ob);
+}
+
+static void latch_count(struct pit *p, struct pit_channel *c, uint64_t now)
+{
+	if (c->latch_state)
+		return;
+	c->latched = ch_counter(p, c, now);
+	c->latch_state = c->rw_mode;
+}
+
+static void latch_status(struct pit *p, struct pit_channel *c, uint64_t now)
+{
+	if (c->status_latched)
+		return;
+	c->status = (uint8_t)((ch_out(p, c, now) ? 0x80 : 0) | (!c->loaded || c->waiting ? 0x40 : 0) |
+			      c->rw_mode << 4 | c->mode << 1 | (c->bcd ? 1 : 0));
+	c->status_latched = true;
+}
+
+static void control_word(struct pit *p, uint8_t val, uint64_t now)
+{
+	unsigned sel = val >> 6, rw = (val >> 4) & 3;
+	struct pit_channel *c;
+	bool ob;
+
+	if (sel == 3) { /* read-back */
+		for (unsigned i = 0; i < 3; i++) {
+			if (!(val & (2u << i)))
+				continue;
+			/* status first: it reports the state before this latch */
+			if (!(val & 0x10))
+				latch_status(p, &p->ch[i], now);
+			if (!(val & 0x20))
+				latch_count(p, &p->ch[i], now);
+		}
+		return;
+	}
+	c = &p->ch[sel];
+	if (rw == PIT_RW_LATCH) {
+		latch_count(p, c, now);
+		return;
+	}
+	ob = change_begin(p, c, now);
+	c->held = ch_counter(p, c, now);
+	c->rw_mode = (uint8_t)rw;
+	c->read_state = c->write_state = (uint8_t)rw;
+	c->mode = (val >> 1) & 7;
+	if (c->mode > 5)
+		c->mode -= 4; /* 6, 7 are 2, 3 */
+	c->bcd = val & 1;
+	c->latch_state = 0;
+	c->status_latched = false;
+	c->loaded = c->running = c->waiting = false;
+	change_end(p, c, now, ob);
+}
+
+static uint8_t counter_read(struct pit *p, struct pit_channel *c, uint64_t now)
+{
+	uint16_t v;
+	uint8_t *state;
+
+	if (c->status_latched) {
+		c->status_latched = false;
+		return c->status;
+	}
+	if (c->latch_state) {
+		v = c->latched;
+		state = &c->latch_state;
+	} else {
+		v = ch_counter(p, c, now);
+		state = &c->read_state;
+	}
+	switch (*state) {
+	case PIT_RW_LO:
+		if (state == &c->latch_state)
+			*state = 0;
+		return (uint8_t)v;
+	case PIT_RW_HI:
+		if (state == &c->latch_state)
+			*state = 0;
+		return (uint8_t)(v >> 8);
+	case PIT_RW_LOHI:
+		*state = PIT_RW_LOHI_2ND;
+		return (uint8_t)v;
+	default: /* PIT_RW_LOHI_2ND */
+		*state = state == &c->latch_state ? 0 : PIT_RW_LOHI;
+		return (uint8_t)(v >> 8);
+	}
+}
+
+static void counter_write(struct pit *p, struct pit_channel *c, uint8_t val, uint64_t now)
+{
+	switch (c->write_state) {
+	case PIT_RW_LO:
+		load_count(p, c, val, now);
+		break;
+	case PIT_RW_HI:
+		load_count(p, c, (uint16_t)(val << 8), now);
+		break;
+	case PIT_RW_LOHI:
+		c->write_lo = val;
+		c->write_state = PIT_RW_LOHI_2ND;
+		if (c->mode == 0 && c->loaded) {
+			/* the first byte stops counting, OUT low at once */
+			bool ob = change_begin(p, c, now);
+			c->held = ch_counter(p, c, now);
+			c->loaded = c->running = false;
+			change_end(p, c, now, ob);
+		}
+		break;
+	default:
+		c->write_state = PIT_RW_LOHI;
+		load_count(p, c, (uint16_t)(c->write_lo | val << 8), now);
+		break;
+	}
+}
+
+void pit_init(struct pit *p, uint64_t tsc_khz)
+{
+	memset(p, 0, sizeof *p);
+	p->tsc_khz = tsc_khz ? tsc_khz : 1;
+	for (unsigned i = 0; i < 3; i++) {
+		struct pit_channel *c = &p->ch[i];
+		c->mode = 3;
+		c->rw_mode = c->read_state = c->write_state = PIT_RW_LOHI;
+		c->gate = i != 2;
+		c->count = 65536;
+		c->loaded = true;
+		if (c->gate)
+			start(c, 0);
+	}
+}
+
+uint8_t pit_port_read(struct pit *p, uint16_t port, uint64_t now)
+{
+	if (port >= PIT_PORT_CH0 && port < PIT_PORT_CH0 + 3)
+		return counter_read(p, &p->ch[port - PIT_PORT_CH0], now);
+	if (port == PIT_PORT_CMD)
+		return 0;
+	if (port == PIT_PORT_61) {
+		p->refresh ^= PIT_61_REFRESH;
+		return (uint8_t)((p->ch[2].gate ? PIT_61_GATE2 : 0) | (p->speaker ? PIT_61_SPEAKER : 0) | p->refresh |
+				 (ch_out(p, &p->ch[2], now) ? PIT_61_OUT2 : 0));
+	}
+	return 0xff;
+}
+
+void pit_port_write(struct pit *p, uint16_t port, uint8_t val, uint64_t now)
+{
+	if (port >= PIT_PORT_CH0 && port < PIT_PORT_CH0 + 3) {
+		counter_write(p, &p->ch[port - PIT_PORT_CH0], val, now);
+	} else if (port == PIT_PORT_CMD) {
+		control_word(p, val, now);
+	} else if (port == PIT_PORT_61) {
+		p->speaker = val & PIT_61_SPEAKER;
+		set_gate(p, &p->ch[2], val & PIT_61_GATE2, now);
+	}
+}
+
+unsigned pit_irq0_edges(struct pit *p, uint64_t now)
+{
+	struct pit_channel *c = &p->ch[0];
+	uint64_t total = c->edges_pending;
+
+	c->edges_pending = 0;
+	if (c->loaded && !c->waiting) {
+		uint64_t n = ch_edges(c, ch_d(p, c, now));
+		if (n > c->edges_done) {
+			total += n - c->edges_done;
+			c->edges_done = n;
+		}
+	}
+	return total > 0xffffffffu ? 0xffffffffu : (unsigned)total;
+}
+
+uint64_t pit_next_irq0(const struct pit *p, uint64_t now)
+{
+	const struct pit_channel *c = &p->ch[0];
+	uint64_t d, t;
+
+	if (c->edges_pending)
+		return now ? now : 1;
+	if (!c->loaded || c->waiting || !c->running)
+		return 0;
+	if (!ch_edge_tick(c, c->edges_done + 1, &d))
+		return 0;
+	t = c->t0 + tsc_of_tick(p, d + c->d_skip);
+	return t ? t : 1;
+}
+
+bool pit_out(const struct pit *p, unsigned ch, uint64_t now)
+{
+	return ch < 3 && ch_out(p, &p->ch[ch], now);
+}

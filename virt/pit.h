@@ -1,0 +1,114 @@
+/* The 8254 programmable interval timer (ports 0x40-0x43) and the port 0x61
+ * bits it shares with the speaker, as a pure model: it knows nothing of VMs or
+ * backends, ports are function calls, and time comes in as `now`, the guest's
+ * TSC, whose rate (tsc_khz) is given at init. Channel 0's OUT is reported as
+ * rising edges (pit_irq0_edges) for the integrator to route to ISA IRQ 0.
+ * Sources: the Intel 8254 datasheet (231164), with QEMU's hw/timer/i8254.c,
+ * i8254_common.c and hw/audio/pcspk.c for what a PC around it does.
+ * Also built for the host (tests/unit/test_pit.c).
+ *
+ * Time: PIT tick d of a counting period is floor((now - t0) * PIT_HZ /
+ * (tsc_khz * 1000)) from the TSC t0 at which the count was loaded, in 128-bit
+ * arithmetic; each OUT edge is computed from t0, never from the previous edge,
+ * so periodic modes never drift from the TSC.
+ *
+ * Choices where the datasheet leaves one or a PC differs:
+ *   - Power-on state (as QEMU's reset): every channel in mode 3, lo/hi access,
+ *     binary, count 0 (65536) loaded at TSC 0; channels 0 and 1 count from TSC
+ *     0 (so OUT0 is an 18.2 Hz square wave until the guest reprograms it),
+ *     channel 2 waits for its gate (port 0x61 bit 0, 0 at power-on).
+ *   - A count is loaded at the TSC of the write that completes it (the
+ *     datasheet's "on the next CLK pulse" is not modelled: no extra tick).
+ *   - Modes 2 and 3: a new count written while counting restarts the period at
+ *     once (as QEMU), not at the end of the current period.
+ *   - Mode 0: writing the first byte of a lo/hi count stops counting and sets
+ *     OUT low (datasheet); the counter holds its value until the second byte.
+ *   - Mode 3 reads count - (2d mod count) (as QEMU); OUT is high for the first
+ *     ceil(count / 2) ticks of each period. Counts of 1 in modes 2 and 3 (which
+ *     the datasheet forbids) keep OUT high and give no edges.
+ *   - Modes 1 and 5 start only on a rising gate edge: channels 0 and 1, whose
+ *     gates are tied high, never start in them (the counter reads the count).
+ *     A count written in these modes ends a pulse in progress and waits for
+ *     the next trigger (the datasheet lets the pulse finish).
+ *   - BCD: counted in BCD (modulus 10000, count 0 = 10000); reads give BCD.
+ *   - Control word: resets the channel's flip-flops and latches, OUT goes to
+ *     the mode's initial level (low for mode 0, high otherwise), counting stops
+ *     until a count is written. Status null-count (bit 6) is 1 from a control
+ *     word or count write until the count is loaded.
+ *   - A latched count or status is held until read; a second latch command
+ *     before the read is ignored. A status latch is read before a count latch.
+ *   - Port 0x43 reads 0 (write-only). Port 0x61 reads bit 0 gate 2, bit 1
+ *     speaker data, bit 4 a refresh bit that toggles on every read (as QEMU),
+ *     bit 5 OUT2; other bits 0. Writes keep bits 0 and 1 only.
+ *   - OUT0 rising edges are also counted when a control word or count write
+ *     itself moves OUT0 from low to high.
+ */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PIT_HZ 1193182u
+
+#define PIT_PORT_CH0 0x40
+#define PIT_PORT_CMD 0x43
+#define PIT_PORT_61 0x61
+
+/* Port 0x61 bits */
+#define PIT_61_GATE2 0x01
+#define PIT_61_SPEAKER 0x02
+#define PIT_61_REFRESH 0x10
+#define PIT_61_OUT2 0x20
+
+/* Access modes (control word bits 5:4); also the read/write flip-flop states */
+enum { PIT_RW_LATCH = 0, PIT_RW_LO = 1, PIT_RW_HI = 2, PIT_RW_LOHI = 3, PIT_RW_LOHI_2ND = 4 };
+
+struct pit_channel {
+	uint8_t mode;      /* 0-5 */
+	uint8_t rw_mode;   /* PIT_RW_LO, _HI, _LOHI */
+	bool bcd;
+	uint8_t read_state;  /* rw_mode, or PIT_RW_LOHI_2ND between the bytes */
+	uint8_t write_state; /* same */
+	uint8_t write_lo;    /* the first byte of a lo/hi count */
+	uint32_t count;      /* the loaded count, 1..65536 (1..10000 in BCD), binary */
+
+	/* Counting: tick d = ticks(now - t0) - d_skip (mod 2^64) while running,
+	 * else d = frozen_d. `loaded`: a count was written since the control
+	 * word (otherwise the counter reads `held` and OUT is the mode's initial
+	 * level). `waiting`: modes 1/5 loaded but not yet triggered by the gate.
+	 * Status null count = !loaded || waiting. */
+	bool loaded, running, waiting;
+	uint64_t t0, d_skip, frozen_d;
+	uint16_t held;
+
+	bool gate;
+	uint8_t latch_state; /* count latch: 0 none, else PIT_RW_LO/_HI/_LOHI/_LOHI_2ND still to read */
+	uint16_t latched;
+	bool status_latched;
+	uint8_t status;
+
+	/* OUT rising edges: edges_done of this counting period were accounted
+	 * for, edges_pending are counted and not yet reported. */
+	uint64_t edges_done;
+	uint64_t edges_pending;
+};
+
+struct pit {
+	struct pit_channel ch[3];
+	uint64_t tsc_khz;
+	bool speaker;      /* port 0x61 bit 1 */
+	uint8_t refresh;   /* port 0x61 bit 4, toggled on each read */
+};
+
+void pit_init(struct pit *p, uint64_t tsc_khz);
+uint8_t pit_port_read(struct pit *p, uint16_t port, uint64_t now);   /* 0x40-0x43, 0x61; other ports read 0xff */
+void pit_port_write(struct pit *p, uint16_t port, uint8_t val, uint64_t now);
+/* Channel 0's interrupt: how many rising edges of OUT0 happened since the last
+ * call, up to now (the integrator raises IRQ 0 once per call if > 0, and
+ * counts them). */
+unsigned pit_irq0_edges(struct pit *p, uint64_t now);
+/* Guest TSC of OUT0's next rising edge, 0 when none is due (so sprig can arm
+ * its host timer). An edge not yet collected by pit_irq0_edges is still "next":
+ * the result may be <= now, then the caller should collect at once. */
+uint64_t pit_next_irq0(const struct pit *p, uint64_t now);
+/* OUT of channel `ch` (0-2) at now, for tests and debugging. */
+bool pit_out(const struct pit *p, unsigned ch, uint64_t now);

@@ -1,0 +1,277 @@
+/* The CMOS RTC model: see virt/rtc.h for the choices. */
+#include "virt/rtc.h"
+#include "lib/string.h"
+
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (int64_t)(m > 2 ? m - 3 : m + 9) + 2) / 5 + (int64_t)d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+void rtc_unix_to_civil(int64_t secs, struct rtc_time *t)
+{
+	int64_t days = secs / 86400, rem = secs % 86400, z, era, doe, yoe, doy, mp;
+
+	if (rem < 0) {
+		rem += 86400;
+		days--;
+	}
+	t->hour = (unsigned)(rem / 3600);
+	t->min = (unsigned)(rem / 60 % 60);
+	t->sec = (unsigned)(rem % 60);
+	t->wday = (unsigned)(((days % 7) + 11) % 7); /* 1970-01-01 was a Thursday */
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	t->day = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
+	t->month = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
+	t->year = yoe + era * 400 + (t->month <= 2);
+}
+
+int64_t rtc_civil_to_unix(const struct rtc_time *t)
+{
+	unsigned m = t->month < 1 ? 1 : t->month > 12 ? 12 : t->month;
+
+	return days_from_civil(t->year, m, 1) * 86400 + ((int64_t)t->day - 1) * 86400 + (int64_t)t->hour * 3600 +
+	       (int64_t)t->min * 60 + t->sec;
+}
+
+static uint64_t tsc_hz(const struct rtc *r)
+{
+	return r->tsc_khz * 1000;
+}
+
+static bool binary(const struct rtc *r)
+{
+	return r->cmos[RTC_REG_B] & RTC_B_DM_BINARY;
+}
+
+static uint8_t enc(const struct rtc *r, unsigned v)
+{
+	v %= 100;
+	return (uint8_t)(binary(r) ? v : (v / 10) << 4 | v % 10);
+}
+
+static unsigned dec(const struct rtc *r, uint8_t v)
+{
+	return binary(r) ? v : (v >> 4) * 10u + (v & 0xf);
+}
+
+static uint8_t enc_hour(const struct rtc *r, unsigned h)
+{
+	if (r->cmos[RTC_REG_B] & RTC_B_24H)
+		return enc(r, h);
+	return (uint8_t)(enc(r, h % 12 ? h % 12 : 12) | (h >= 12 ? 0x80 : 0));
+}
+
+static unsigned dec_hour(const struct rtc *r, uint8_t v)
+{
+	unsigned h;
+
+	if (r->cmos[RTC_REG_B] & RTC_B_24H)
+		return dec(r, v);
+	h = dec(r, v & 0x7f) % 12;
+	return v & 0x80 ? h + 12 : h;
+}
+
+static int64_t clock_now(const struct rtc *r, uint64_t now)
+{
+	return (int64_t)r->unix_at_tsc0 + r->offset + (int64_t)(now / tsc_hz(r));
+}
+
+/* The time registers as they read at `now` (SET = 0). */
+static void fill_time(struct rtc *r, uint64_t now)
+{
+	struct rtc_time t;
+
+	rtc_unix_to_civil(clock_now(r, now), &t);
+	r->cmos[RTC_SEC] = enc(r, t.sec);
+	r->cmos[RTC_MIN] = enc(r, t.min);
+	r->cmos[RTC_HOUR] = enc_hour(r, t.hour);
+	r->cmos[RTC_WDAY] = enc(r, t.wday + 1);
+	r->cmos[RTC_MDAY] = enc(r, t.day);
+	r->cmos[RTC_MONTH] = enc(r, t.month);
+	r->cmos[RTC_YEAR] = enc(r, (unsigned)(t.year % 100));
+	r->cmos[RTC_CENTURY] = enc(r, (unsigned)(t.year / 100));
+}
+
+/* Run the clock from the time registers' value, from `now`. */
+static void set_from_regs(struct rtc *r, uint64_t now)
+{
+	struct rtc_time t = {
+		.year = (int64_t)dec(r, r->cmos[RTC_CENTURY]) * 100 + dec(r, r->cmos[RTC_YEAR]),
+		.month = dec(r, r->cmos[RTC_MONTH]),
+		.day = dec(r, r->cmos[RTC_MDAY]),
+		.hour = dec_hour(r, r->cmos[RTC_HOUR]),
+		.min = dec(r, r->cmos[RTC_MIN]),
+		.sec = dec(r, r->cmos[RTC_SEC]),
+	};
+
+	r->offset = rtc_civil_to_unix(&t) - (int64_t)r->unix_at_tsc0 - (int64_t)(now / tsc_hz(r));
+}
+
+static bool is_time_reg(unsigned i)
+{
+	return i == RTC_SEC || i == RTC_MIN || i == RTC_HOUR || (i >= RTC_WDAY && i <= RTC_YEAR) || i == RTC_CENTURY;
+}
+
+static bool frozen(const struct rtc *r)
+{
+	return r->cmos[RTC_REG_B] & RTC_B_SET;
+}
+
+static bool uip(const struct rtc *r, uint64_t now)
+{
+	uint64_t hz = tsc_hz(r), frac = now % hz;
+
+	return !frozen(r) && (unsigned __int128)frac * 32768 >= (unsigned __int128)hz * (32768 - 8);
+}
+
+/* Periodic interrupt rate (Hz) for RS, 0 for none. */
+static uint64_t periodic_hz(const struct rtc *r)
+{
+	unsigned rs = r->cmos[RTC_REG_A] & 0xf;
+
+	if (rs == 0)
+		return 0;
+	if (rs <= 2)
+		return rs == 1 ? 256 : 128;
+	return 65536u >> rs;
+}
+
+static bool alarm_field(uint8_t alarm, uint8_t cur)
+{
+	return (alarm & 0xc0) == 0xc0 || alarm == cur;
+}
+
+static uint8_t read_c(struct rtc *r, uint64_t now)
+{
+	uint64_t sec = now / tsc_hz(r), hz = periodic_hz(r), period = 0;
+	uint8_t c = 0, b = r->cmos[RTC_REG_B];
+
+	if (hz) {
+		period = (uint64_t)((unsigned __int128)now * hz / tsc_hz(r));
+		if (period != r->c_period)
+			c |= RTC_C_PF;
+	}
+	if (sec != r->c_second && !frozen(r)) {
+		c |= RTC_C_UF;
+		fill_time(r, now);
+		if (alarm_field(r->cmos[RTC_SEC_ALARM], r->cmos[RTC_SEC]) &&
+		    alarm_field(r->cmos[RTC_MIN_ALARM], r->cmos[RTC_MIN]) &&
+		    alarm_field(r->cmos[RTC_HOUR_ALARM], r->cmos[RTC_HOUR]))
+			c |= RTC_C_AF;
+	}
+	if (c & b & (RTC_C_PF | RTC_C_AF | RTC_C_UF))
+		c |= RTC_C_IRQF;
+	r->c_second = sec;
+	r->c_period = period;
+	return c;
+}
+
+static void set_memory(struct rtc *r, uint64_t ram_bytes)
+{
+	uint64_t below = ram_bytes >= 0xe0000000ull ? 0xc0000000ull : ram_bytes;
+	uint64_t above = ram_bytes - below, v;
+
+	r->cmos[0x15] = 640 & 0xff;
+	r->cmos[0x16] = 640 >> 8;
+	v = below > (1u << 20) ? (below - (1u << 20)) / 1024 : 0;
+	if (v > 0xffff)
+		v = 0xffff;
+	r->cmos[0x17] = r->cmos[0x30] = (uint8_t)v;
+	r->cmos[0x18] = r->cmos[0x31] = (uint8_t)(v >> 8);
+	v = below > (16u << 20) ? (below - (16u << 20)) / 65536 : 0;
+	if (v > 0xffff)
+		v = 0xffff;
+	r->cmos[0x34] = (uint8_t)v;
+	r->cmos[0x35] = (uint8_t)(v >> 8);
+	v = above / 65536;
+	r->cmos[0x5b] = (uint8_t)v;
+	r->cmos[0x5c] = (uint8_t)(v >> 8);
+	r->cmos[0x5d] = (uint8_t)(v >> 16);
+}
+
+void rtc_init(struct rtc *r, uint64_t tsc_khz, uint64_t unix_seconds_at_tsc0, uint64_t ram_bytes)
+{
+	memset(r, 0, sizeof *r);
+	r->tsc_khz = tsc_khz ? tsc_khz : 1;
+	r->unix_at_tsc0 = unix_seconds_at_tsc0;
+	r->cmos[RTC_REG_A] = 0x26;
+	r->cmos[RTC_REG_B] = RTC_B_24H;
+	r->cmos[RTC_REG_D] = RTC_D_VRT;
+	set_memory(r, ram_bytes);
+	fill_time(r, 0);
+}
+
+uint8_t rtc_port_read(struct rtc *r, uint16_t port, uint64_t now)
+{
+	unsigned i = r->index;
+
+	if (port != RTC_PORT_DATA)
+		return 0xff;
+	if (is_time_reg(i) && !frozen(r))
+		fill_time(r, now);
+	switch (i) {
+	case RTC_REG_A:
+		return (uint8_t)((r->cmos[i] & 0x7f) | (uip(r, now) ? RTC_A_UIP : 0));
+	case RTC_REG_C:
+		return read_c(r, now);
+	case RTC_REG_D:
+		return RTC_D_VRT;
+	default:
+		return r->cmos[i];
+	}
+}
+
+void rtc_port_write(struct rtc *r, uint16_t port, uint8_t val, uint64_t now)
+{
+	unsigned i = r->index;
+
+	if (port == RTC_PORT_INDEX) {
+		r->index = val & 0x7f;
+		r->nmi_masked = val & 0x80;
+		return;
+	}
+	if (port != RTC_PORT_DATA)
+		return;
+	if (is_time_reg(i)) {
+		if (!frozen(r))
+			fill_time(r, now);
+		r->cmos[i] = val;
+		if (!frozen(r))
+			set_from_regs(r, now);
+		return;
+	}
+	switch (i) {
+	case RTC_REG_A:
+		r->cmos[i] = val & 0x7f;
+		break;
+	case RTC_REG_B:
+		if ((val & RTC_B_SET) && !frozen(r)) {
+			fill_time(r, now); /* freeze what reads now */
+			r->cmos[i] = val;
+		} else if (!(val & RTC_B_SET) && frozen(r)) {
+			r->cmos[i] = val;
+			set_from_regs(r, now); /* run from the set time */
+		} else {
+			r->cmos[i] = val;
+		}
+		break;
+	case RTC_REG_C:
+	case RTC_REG_D:
+		break;
+	default:
+		r->cmos[i] = val;
+		break;
+	}
+}
