@@ -8,8 +8,9 @@
 # and stay ELF64 files; the others become ELF32 files (QEMU refuses ELF64),
 # so that a loader is tested on both.
 
-GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic
+GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic pc lowload
 GUEST_AOUT := touch exec misbehave
+GUEST_OWN_LINK := lowload
 GUEST_ELFS := $(patsubst %,$(B)/guests/%.elf,$(GUEST_NAMES))
 
 GUEST_OBJCOPY := $(CROSS_COMPILE)objcopy
@@ -64,6 +65,13 @@ $(B)/guests/$(1).elf: $(GUEST_OBJ_DIR)/$(1).elf64
 endef
 
 $(foreach g,$(filter $(GUEST_AOUT),$(GUEST_NAMES)),$(eval $(call guest_aout_rule,$(g))))
-$(foreach g,$(filter-out $(GUEST_AOUT),$(GUEST_NAMES)),$(eval $(call guest_elf_rule,$(g))))
+$(foreach g,$(filter-out $(GUEST_AOUT) $(GUEST_OWN_LINK),$(GUEST_NAMES)),$(eval $(call guest_elf_rule,$(g))))
+
+# lowload: its own entry and linker script (linked at 0x8000), no runtime.
+$(GUEST_OBJ_DIR)/lowload.elf64: $(call guest_objs,lowload) guests/lowload/lowload.ld
+	$(CC) $(GUEST_CFLAGS) $(filter-out -T guests/rt/guest.ld,$(GUEST_LDFLAGS)) \
+		-T guests/lowload/lowload.ld -o $@ $(filter %.o,$^)
+$(B)/guests/lowload.elf: $(GUEST_OBJ_DIR)/lowload.elf64
+	$(GUEST_OBJCOPY) -O elf32-i386 $< $@
 
 -include $(wildcard $(GUEST_OBJ_DIR)/*.d $(GUEST_OBJ_DIR)/*/*.d)

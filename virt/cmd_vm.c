@@ -110,7 +110,7 @@ static int vm_restore_cmd(int argc, char **argv)
 
 static int vm_create_cmd(int argc, char **argv)
 {
-	static char cmdline[256], args[VM_ARGS_MAX];
+	static char cmdline[VM_ARGS_MAX], args[VM_ARGS_MAX];
 	struct vm_create_args a = { .mem_bytes = DEFAULT_MEM, .backing = BACKING_LAZY,
 				    .chunk_pages = 1 };
 	const struct boot_module *mod;
@@ -159,6 +159,10 @@ static int vm_create_cmd(int argc, char **argv)
 		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
 			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
+		} else if (strncmp(argv[i], "testdev=", 8) == 0) {
+			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+				return shell_usage_error("vm", "bad testdev '%s' (on or off)", val);
+			a.no_testdev = strcmp(val, "off") == 0;
 		} else if (strncmp(argv[i], "strict_mmio=", 12) == 0) {
 			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
 				return shell_usage_error("vm", "bad strict_mmio '%s' (on or off)", val);
@@ -401,7 +405,7 @@ static int cmd_vm(int argc, char **argv)
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images");
 
 static void print_vm_stats(struct vm *vm)
@@ -428,6 +432,7 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)vm->stats.mmio_exits);
 	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)vm->stats.mmio_unclaimed);
 	kprintf("  %-26s %llu\n", "decode_failures", (unsigned long long)vm->stats.decode_failures);
+	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);
 }
 

@@ -1,5 +1,6 @@
 /* Port I/O: COM1 as a 16550 that is always ready to transmit, QEMU's
- * isa-debug-exit at 0xf4, the PIC masks, and all ones for everything else. */
+ * isa-debug-exit at 0xf4, the chipset's ports (virt/platform.c), and all
+ * ones for everything else. */
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
 #include "virt/emulate.h"
@@ -115,10 +116,12 @@ bool emulate_io(struct vm *vm, const struct vexit *e)
 	} else if (port == DEBUG_EXIT_PORT && !e->io.in) {
 		vm_exit(vm, (int)((uint32_t)v->regs.rax & mask));
 		return true;
-	} else if (port == 0x20 || port == 0x21 || port == 0xa0 || port == 0xa1) {
-		/* The 8259 PICs: masks and commands accepted, nothing delivered. */
-		val = port & 1 ? 0xff : 0;
-	} else {
+	} else if (!e->io.in) {
+		uint32_t out = (uint32_t)v->regs.rax & mask;
+
+		if (!platform_io(vm, port, e->io.size, false, &out))
+			count_other_port(vm, port);
+	} else if (!platform_io(vm, port, e->io.size, true, &val)) {
 		count_other_port(vm, port);
 	}
 	if (e->io.in)

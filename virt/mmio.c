@@ -52,6 +52,8 @@ static bool access_gpa(struct mmio_ctx *c, uint64_t gpa, unsigned size, uint64_t
 			*val = lapic_mmio_read(&v->apic, offset, size, guest_tsc(v));
 		return true;
 	}
+	if (platform_mmio(vm, gpa, size, val, write))
+		return true;
 	if (write ? !mmu_write_guest(&vm->mmu, gpa, val, size)
 		  : !mmu_read_guest(&vm->mmu, gpa, val, size))
 		return true;
@@ -173,7 +175,8 @@ void mmio_exit(struct vm *vm, const struct vexit *e)
 	vm->stats.mmio_exits++;
 	/* strict_mmio: what no device claims stops the guest, as before sprig
 	 * emulated a PC's unclaimed addresses; so does running code there. */
-	if ((vm->strict_mmio && !in_apic_page(v, e->npf.gpa, &offset)) ||
+	if ((vm->strict_mmio && !in_apic_page(v, e->npf.gpa, &offset) &&
+	     !platform_claims(vm, e->npf.gpa)) ||
 	    (e->npf.access & TDP_ACC_EXEC)) {
 		vm_fail(vm, "%s outside guest memory at gpa 0x%llx", access,
 			(unsigned long long)e->npf.gpa);

@@ -115,6 +115,7 @@ static void vm_teardown(struct vm *vm, bool mmu_ready, bool vcpu_ready)
 	if (vcpu_ready)
 		backend->vcpu_destroy(&vm->vcpu);
 	fpu_vcpu_free(&vm->vcpu);
+	platform_destroy(vm);
 	tdp_table_cache_release(&vm->vcpu.table_cache);
 	if (mmu_ready)
 		mmu_destroy(&vm->mmu);
@@ -171,8 +172,13 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		ksnprintf(err, errlen, "a VM named '%s' exists", a->name);
 		return NULL;
 	}
-	if (!a->vcpu_state &&
-	    mb1_check(a->image, a->image_size, a->mem_bytes, a->cmdline, NULL, 0, err, errlen))
+	/* The ACPI tables' area stays out of the guest's usable memory. */
+	const struct mb1_mem_range acpi = { PLATFORM_ACPI_GPA, PLATFORM_ACPI_SIZE, MB1_MEM_RESERVED };
+	const struct mb1_boot boot = { .image = a->image, .size = a->image_size,
+				       .guest_mem = a->mem_bytes, .cmdline = a->cmdline,
+				       .ranges = &acpi, .n_ranges = 1 };
+
+	if (!a->vcpu_state && mb1_check_boot(&boot, err, errlen))
 		return NULL;
 	for (int i = 0; i < VM_MAX && !vm; i++) {
 		paddr_t pa;
@@ -196,7 +202,16 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	vm->mem_bytes = a->mem_bytes;
 	vm->strict_mmio = a->strict_mmio;
 	vm->vcpu.vm = vm;
+	vm->created_tsc = rdtsc();
+	/* The guest's TSC starts near zero, as on a machine that just booted
+	 * (a restored vCPU state sets its own). */
+	vm->vcpu.tsc_offset = -(int64_t)vm->created_tsc;
 	lapic_init(&vm->vcpu.apic, &vm->apic_bus, VCPU_APIC_ID, true, tsc_khz());
+	if (platform_init(vm, !a->no_testdev)) {
+		ksnprintf(err, errlen, "out of memory for the chipset");
+		vm_teardown(vm, false, false);
+		return NULL;
+	}
 
 	if (mmu_init(&vm->mmu, backend->tdp, backend->flush_tlb, &vm->vcpu)) {
 		ksnprintf(err, errlen, "out of memory for the page tables");
@@ -226,8 +241,12 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		vm->state = VM_READY;
 		return vm;
 	}
-	if (mb1_load(&vm->mmu, a->mem_bytes, a->image, a->image_size, a->cmdline, NULL, 0,
-		     &entry, err, errlen)) {
+	if (mb1_load_boot(&vm->mmu, &boot, &entry, err, errlen)) {
+		vm_teardown(vm, true, true);
+		return NULL;
+	}
+	if (platform_write_acpi(vm)) {
+		ksnprintf(err, errlen, "the ACPI tables do not fit in guest memory");
 		vm_teardown(vm, true, true);
 		return NULL;
 	}
@@ -235,9 +254,6 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	vm->vcpu.regs.rax = entry.eax;
 	vm->vcpu.regs.rbx = entry.ebx;
 	vm->vcpu.regs.rflags = 0x2;
-	vm->created_tsc = rdtsc();
-	/* The guest's TSC starts near zero, as on a machine that just booted. */
-	vm->vcpu.tsc_offset = -(int64_t)vm->created_tsc;
 	vm->state = VM_READY;
 	return vm;
 }
@@ -375,6 +391,7 @@ static void update_timer(struct vm *vm)
 	struct lapic *a = &vm->vcpu.apic;
 	uint64_t now = guest_tsc(&vm->vcpu), due = lapic_timer_next(a);
 
+	platform_update(vm, now);
 	if (!due || now < due)
 		return;
 	lapic_timer_update(a, now);
@@ -384,17 +401,21 @@ static void update_timer(struct vm *vm)
 
 /* Make sprig's timer interrupt come by the guest's next timer deadline: it
  * needs an exit then (or a wake-up from the halt). */
-static void arm_host_timer(const struct vcpu *v)
+static void arm_host_timer(struct vcpu *v)
 {
 	uint64_t due = lapic_timer_next(&v->apic);
+	uint64_t chipset = platform_next_event(v->vm, guest_tsc(v));
 
+	if (chipset && (!due || chipset < due))
+		due = chipset;
 	if (due)
 		apic_timer_wake_by(due - (uint64_t)v->tsc_offset);
 }
 
-static bool wakes_halted(const struct vcpu *v)
+static bool wakes_halted(struct vcpu *v)
 {
-	return v->apic.nmi_pending || lapic_pending_irq(&v->apic) >= 0;
+	return v->apic.nmi_pending || lapic_pending_irq(&v->apic) >= 0 ||
+	       platform_extint_pending(v->vm);
 }
 
 /* Before an entry: inject what the APIC holds for the vCPU when it can take
@@ -418,6 +439,15 @@ static void deliver_events(struct vm *vm)
 		if (backend->irq_allowed(v)) {
 			backend->inject_irq(v, (uint8_t)vector);
 			lapic_ack_irq(&v->apic, (uint8_t)vector);
+			vm->stats.irq_injected++;
+		} else {
+			want_irq = true;
+		}
+	} else if (platform_extint_pending(vm)) {
+		/* The 8259's interrupt through LINT0: the vector is the PIC's,
+		 * taken (its INTA cycle) only when it is delivered. */
+		if (backend->irq_allowed(v)) {
+			backend->inject_irq(v, platform_extint_ack(vm));
 			vm->stats.irq_injected++;
 		} else {
 			want_irq = true;
@@ -488,7 +518,8 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 
 	switch (vm->state) {
 	case VM_EXITED:
-		kprintf("vm %s exited: status %d\n", vm->name, vm->exit_status);
+		kprintf("vm %s exited: status %d%s\n", vm->name, vm->exit_status,
+			vm->exit_note ? vm->exit_note : "");
 		break;
 	case VM_PAUSED:
 		kprintf("vm %s stopped: %s after %llu ms (paused; 'vm run %s' continues it)\n",

@@ -4,6 +4,7 @@
 #include "lib/parse.h"
 #include "mm/mmu.h"
 #include "virt/hypercall.h"
+#include "virt/platform.h"
 #include "virt/vcpu.h"
 
 struct snapshot_image;
@@ -22,7 +23,7 @@ struct vm_lost {
 #define VM_MAX 1024
 #define VM_NAME_MAX (NAME_LEN_MAX + 1)
 #define VM_IO_PORTS_TRACKED 8
-#define VM_ARGS_MAX 256
+#define VM_ARGS_MAX 4096 /* the guest's command line, as the console's lines */
 
 enum vm_state {
 	VM_READY,   /* created, never run */
@@ -71,10 +72,12 @@ struct vm {
 	struct vcpu vcpu;
 	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
 	bool strict_mmio;          /* accesses no device claims stop the guest */
+	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
 	struct vm_uart uart;
 	struct vm_stats stats;
 	uint64_t created_tsc;
 	int exit_status;
+	const char *exit_note;    /* how it ended, after the status (a literal), or NULL */
 	char stop_reason[160];
 	const char *pause_reason; /* why a VM_PAUSED VM paused */
 	char args[VM_ARGS_MAX];   /* the guest's arguments, for HC_ARGS */
@@ -112,6 +115,7 @@ struct vm_create_args {
 	 * new slot (vcpu_state is then the parent's). */
 	struct vm *clone_of;
 	bool strict_mmio;
+	bool no_testdev; /* leave out QEMU's pc-testdev */
 };
 
 /* Pick the backend and enable virtualization on this CPU; false if the CPU
