@@ -24,7 +24,8 @@ GUEST_LDFLAGS := -Wl,--build-id=none -Wl,--no-warn-rwx-segments -nostdlib -stati
 	-no-pie -T guests/rt/guest.ld -z max-page-size=0x1000 -z noexecstack
 
 GUEST_OBJ_DIR := $(B)/guests/obj
-GUEST_RT_OBJS := $(GUEST_OBJ_DIR)/rt/rt.c.o $(GUEST_OBJ_DIR)/rt/printf.c.o
+GUEST_RT_OBJS := $(GUEST_OBJ_DIR)/rt/rt.c.o $(GUEST_OBJ_DIR)/rt/printf.c.o \
+	$(GUEST_OBJ_DIR)/rt/idt.c.o $(GUEST_OBJ_DIR)/rt/report.c.o $(GUEST_OBJ_DIR)/rt/isr.S.o
 
 .PHONY: guests
 guests: $(GUEST_ELFS)

@@ -33,6 +33,8 @@
  * Timing: the TSC rate comes from sprig's HC_TSC_KHZ under sprig and from
  * the PIT (channel 2) bare; the APIC timer is calibrated against the TSC. */
 #include "arch/x86/msr.h"
+#include "guests/rt/idt.h"
+#include "guests/rt/report.h"
 #include "guests/rt/rt.h"
 #include "virt/hypercall.h"
 
@@ -92,10 +94,6 @@
 static uint64_t apic_base = APIC_DEFAULT;
 static bool x2apic_mode;
 
-struct frame {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
-	uint64_t vector, error, rip, cs, rflags, rsp, ss;
-};
 
 #define NO_TRAP (-1)
 volatile uint64_t trap_fixup;
@@ -216,7 +214,6 @@ static void apic_setup(void)
 /* ------------------------------------------------------------------ */
 /* Reporting */
 
-static int passed, failed, skipped;
 static bool verbose;
 static const char *only = "";
 
@@ -234,58 +231,18 @@ static bool wanted(const char *name)
 	return starts_with(name, only);
 }
 
-static void pass(const char *name)
-{
-	printf("PASS: %s\n", name);
-	passed++;
-}
-
-static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL: %s (", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(")\n");
-	failed++;
-}
-
-static void skip(const char *name, const char *why)
-{
-	printf("SKIP: %s (%s)\n", name, why);
-	skipped++;
-}
-
 /* ------------------------------------------------------------------ */
 /* Interrupts and exceptions */
 
-struct idt_gate {
-	uint16_t offset_low, selector;
-	uint8_t ist, type;
-	uint16_t offset_mid;
-	uint32_t offset_high, reserved;
-} __attribute__((packed));
-
-struct table_pointer {
-	uint16_t limit;
-	uint64_t base;
-} __attribute__((packed));
-
 typedef void (*handler_t)(struct frame *f);
 
-extern const uint64_t isr_stubs[256];
-void apic_dispatch(struct frame *f);
-static struct idt_gate idt[256] __attribute__((aligned(16)));
 static handler_t handlers[256];
 static volatile unsigned int unexpected_irqs, last_unexpected;
 static volatile unsigned int nmi_count;
 static volatile unsigned int db_count;
 static volatile uint64_t db_rip;
 
-void apic_dispatch(struct frame *f)
+static void apic_dispatch(struct frame *f)
 {
 	unsigned int v = (unsigned int)f->vector;
 
@@ -306,10 +263,8 @@ void apic_dispatch(struct frame *f)
 			trap_fixup = 0;
 			return;
 		}
-		printf("FAIL: exception (vector %u, error 0x%lx at RIP 0x%lx)\n", v, f->error,
-		       f->rip);
-		printf("apic: %d passed, %d failed, %d skipped\n", passed, failed + 1, skipped);
-		exit(1);
+		fail("exception", "vector %u, error 0x%lx at RIP 0x%lx", v, f->error, f->rip);
+		exit(report_summary("apic"));
 	}
 	if (handlers[v]) {
 		handlers[v](f);
@@ -320,22 +275,6 @@ void apic_dispatch(struct frame *f)
 	unexpected_irqs++;
 	last_unexpected = v;
 	eoi();
-}
-
-static void idt_install(void)
-{
-	struct table_pointer p = { sizeof(idt) - 1, (uint64_t)idt };
-	uint16_t cs;
-
-	asm volatile("mov %%cs, %0" : "=r"(cs));
-	for (int i = 0; i < 256; i++) {
-		uint64_t a = isr_stubs[i];
-
-		idt[i] = (struct idt_gate){ .offset_low = (uint16_t)a, .selector = cs, .type = 0x8e,
-					    .offset_mid = (uint16_t)(a >> 16),
-					    .offset_high = (uint32_t)(a >> 32) };
-	}
-	asm volatile("lidt %0" : : "m"(p));
 }
 
 static inline void sti(void)
@@ -1911,7 +1850,7 @@ int main(const struct mb1_info *mbi)
 		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
 			printf("info: probe 0x%lx: 0x%x\n", at[i], *(volatile uint32_t *)at[i]);
 	}
-	idt_install();
+	idt_install(apic_dispatch);
 	cpuid(1, 0, &a, &b, &c, &d);
 	have_apic = d & (1u << 9);
 	have_x2apic = c & (1u << 21);
@@ -1927,8 +1866,7 @@ int main(const struct mb1_info *mbi)
 		skip_all("no local APIC (CPUID.1:EDX[9])");
 		if (wanted("unclaimed-mmio"))
 			check_unclaimed();
-		printf("apic: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
-		return failed ? 1 : 0;
+		return report_summary("apic");
 	}
 
 	/* The 8259s masked: nothing but the local APIC interrupts us. */
@@ -1962,6 +1900,5 @@ int main(const struct mb1_info *mbi)
 	if (unexpected_irqs)
 		fail("unexpected-interrupts", "%u, the last vector 0x%x", unexpected_irqs,
 		     last_unexpected);
-	printf("apic: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
-	return failed ? 1 : 0;
+	return report_summary("apic");
 }

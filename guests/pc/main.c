@@ -32,6 +32,8 @@
  *   reset=kbd        reset through the 8042 (port 0x64, 0xfe)
  * When the machine is still alive afterwards, the guest prints a FAIL and
  * exits with status 1. */
+#include "guests/rt/idt.h"
+#include "guests/rt/report.h"
 #include "guests/rt/rt.h"
 #include "virt/hypercall.h"
 
@@ -115,66 +117,10 @@ static void set_uncached(uint64_t pa)
 }
 
 /* ------------------------------------------------------------------ */
-/* Reporting */
-
-static int passed, failed, skipped;
-
-static void pass(const char *name)
-{
-	printf("PASS: %s\n", name);
-	passed++;
-}
-
-static void fail(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void fail(const char *name, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("FAIL: %s (", name);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf(")\n");
-	failed++;
-}
-
-static void skip(const char *name, const char *why)
-{
-	printf("SKIP: %s (%s)\n", name, why);
-	skipped++;
-}
-
-static int summary(void)
-{
-	printf("pc: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
-	return failed ? 1 : 0;
-}
-
-/* ------------------------------------------------------------------ */
 /* Interrupts and exceptions */
-
-struct frame {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
-	uint64_t vector, error, rip, cs, rflags, rsp, ss;
-};
-
-struct idt_gate {
-	uint16_t offset_low, selector;
-	uint8_t ist, type;
-	uint16_t offset_mid;
-	uint32_t offset_high, reserved;
-} __attribute__((packed));
-
-struct table_pointer {
-	uint16_t limit;
-	uint64_t base;
-} __attribute__((packed));
 
 typedef void (*handler_t)(struct frame *f);
 
-extern const uint64_t isr_stubs[256];
-void pc_dispatch(struct frame *f);
-static struct idt_gate idt[256] __attribute__((aligned(16)));
 static handler_t handlers[256];
 static volatile unsigned int unexpected_irqs, last_unexpected;
 
@@ -216,15 +162,13 @@ static void apic_eoi(void)
 	apic_write(APIC_EOI, 0);
 }
 
-void pc_dispatch(struct frame *f)
+static void pc_dispatch(struct frame *f)
 {
 	unsigned int v = (unsigned int)f->vector;
 
 	if (v < 32) {
-		printf("FAIL: exception (vector %u, error 0x%lx at RIP 0x%lx)\n", v, f->error,
-		       f->rip);
-		printf("pc: %d passed, %d failed, %d skipped\n", passed, failed + 1, skipped);
-		exit(1);
+		fail("exception", "vector %u, error 0x%lx at RIP 0x%lx", v, f->error, f->rip);
+		exit(report_summary("pc"));
 	}
 	if (handlers[v]) {
 		handlers[v](f);
@@ -241,22 +185,6 @@ void pc_dispatch(struct frame *f)
 	} else {
 		apic_eoi();
 	}
-}
-
-static void idt_install(void)
-{
-	struct table_pointer p = { sizeof(idt) - 1, (uint64_t)idt };
-	uint16_t cs;
-
-	asm volatile("mov %%cs, %0" : "=r"(cs));
-	for (int i = 0; i < 256; i++) {
-		uint64_t a = isr_stubs[i];
-
-		idt[i] = (struct idt_gate){ .offset_low = (uint16_t)a, .selector = cs, .type = 0x8e,
-					    .offset_mid = (uint16_t)(a >> 16),
-					    .offset_high = (uint32_t)(a >> 32) };
-	}
-	asm volatile("lidt %0" : : "m"(p));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1422,7 +1350,7 @@ static int still_alive(const char *name, const char *what)
 {
 	delay_us(200000);
 	fail(name, "still running 200 ms after %s", what);
-	return summary();
+	return report_summary("pc");
 }
 
 static int do_poweroff(void)
@@ -1432,12 +1360,12 @@ static int do_poweroff(void)
 
 	if (!acpi.fadt || !acpi.pm1a_cnt) {
 		fail(name, "no FADT with a PM1a control block");
-		return summary();
+		return report_summary("pc");
 	}
 	printf("info: poweroff: DSDT _S5_ SLP_TYPa %d, PM1a_CNT 0x%x\n", typ, acpi.pm1a_cnt);
 	if (typ < 0) {
 		fail(name, "no _S5_ package in the DSDT");
-		return summary();
+		return report_summary("pc");
 	}
 	for (int i = 0; i < 1000000 && !(inb(0x3fd) & 0x40); i++)
 		;	/* the last line out of the UART first */
@@ -1454,7 +1382,7 @@ static int do_reset(const char *how)
 		if (!acpi.fadt || acpi.fadt_len < 129 || !acpi.reset_supported) {
 			/* QEMU's pc has an ACPI 1.0 FADT (revision 1, 116 bytes). */
 			skip("reset-fadt", "the FADT has no reset register");
-			return summary();
+			return report_summary("pc");
 		}
 		printf("info: reset: FADT reset register space %u address 0x%lx value 0x%x\n",
 		       acpi.reset_space, acpi.reset_addr, acpi.reset_value);
@@ -1464,7 +1392,7 @@ static int do_reset(const char *how)
 		printf("info: reset: 8042 port 0x64\n");
 	} else {
 		fail(name, "unknown reset method (cf9, fadt or kbd)");
-		return summary();
+		return report_summary("pc");
 	}
 	for (int i = 0; i < 1000000 && !(inb(0x3fd) & 0x40); i++)
 		;
@@ -1483,7 +1411,7 @@ static int do_reset(const char *how)
 			outb(0xcfc + (a & 3), acpi.reset_value);
 		} else {
 			fail(name, "FADT reset register in address space %u", acpi.reset_space);
-			return summary();
+			return report_summary("pc");
 		}
 	} else if (word_is(how, "cf9")) {
 		outb(0xcf9, 0x02);	/* hard reset, then the edge that starts it */
@@ -1504,7 +1432,7 @@ int main(const struct mb1_info *mbi)
 
 	if (!under_sprig())
 		serial_setup();
-	idt_install();
+	idt_install(pc_dispatch);
 	printf("pc: checks of the PC chipset%s\n", under_sprig() ? " (under sprig)" : "");
 
 	/* The 8259s masked: nothing reaches us but what a check routes. */
@@ -1545,5 +1473,5 @@ int main(const struct mb1_info *mbi)
 	if (unexpected_irqs)
 		fail("unexpected-interrupts", "%u, the last vector 0x%x", unexpected_irqs,
 		     last_unexpected);
-	return summary();
+	return report_summary("pc");
 }

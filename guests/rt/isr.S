@@ -1,6 +1,7 @@
-/* The pc guest's interrupt entry points (a copy of guests/apic/isr.S): one
- * stub per vector 0-255, each pushing a zero error code where the CPU pushes
- * none and then the vector, so that pc_dispatch() (main.c) sees one frame layout (struct frame). */
+/* The guests' interrupt entry points: one stub per vector 0-255, each pushing
+ * a zero error code where the CPU pushes none and then the vector, so that
+ * the dispatcher idt_install() was given (idt.c) sees one frame layout
+ * (struct frame, idt.h). */
 
 	.text
 	.code64
@@ -50,7 +51,7 @@ isr_common:
 	pushq %r15
 	cld
 	movq %rsp, %rdi
-	call pc_dispatch
+	call rt_interrupt
 	popq %r15
 	popq %r14
 	popq %r13

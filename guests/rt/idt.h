@@ -1,0 +1,14 @@
+/* Interrupts and exceptions in the test guests: an IDT whose 256 vectors all
+ * reach one dispatcher with the same frame (rt/isr.S, rt/idt.c). */
+#pragma once
+#include <stdint.h>
+
+/* What the entry stubs leave on the stack, from the stack pointer up. */
+struct frame {
+	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
+	uint64_t vector, error, rip, cs, rflags, rsp, ss;
+};
+
+/* Load an IDT that sends every vector to dispatch (interrupt gates: IF is
+ * clear in the dispatcher); changes to *frame are what IRET returns to. */
+void idt_install(void (*dispatch)(struct frame *f));
