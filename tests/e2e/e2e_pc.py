@@ -29,9 +29,9 @@ import threading
 import time
 
 from bare import GUESTS, QemuError, SHUTDOWN, TIMEOUT
-from machine import GUESTS_DIR, PROMPT, Machine, guest_lines, make_iso
+from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, guest_lines, make_iso
 
-SCENARIOS = ["pc_bare", "pc_sprig_svm"]
+SCENARIOS = ["pc_bare", "pc_sprig_svm", "pc_sprig_vmx"]
 
 # Every check the default run prints, in its order.
 ALL_CHECKS = ["acpi-walk", "pit-calibrate", "pmtimer-rate", "rtc-read", "ioapic-regs",
@@ -310,6 +310,24 @@ def pc_sprig_svm(check):
         got = [l for l in guest_lines(out, "low") if l.startswith("lowload:")]
         check("svm/lowload-same-as-bare", got == bare_line and bool(got),
               "bare %r, under sprig %r" % (bare_line, got))
+    finally:
+        m.close()
+
+
+def pc_sprig_vmx(check):
+    """The same chipset under VMX (Bochs corei7_skylake_x): the default run
+    and S5, kept short."""
+    bare_runs()  # before BochsConsole takes the one-Bochs lock
+    m = BochsConsole(make_iso("pc-vmx", "", [os.path.join(GUESTS_DIR, "pc.elf")]))
+    try:
+        m.expect(PROMPT, timeout=240)
+        out = m.command("vm create pc pc mem=128M", timeout=60)
+        check("vmx/pc-created", "vm pc created" in out, out)
+        out = m.command("vm run pc timeout=300", timeout=420)
+        compare_with_bare(check, "vmx", out)
+        m.command("vm create off pc mem=128M -- poweroff", timeout=60)
+        out = m.command("vm run off timeout=60", timeout=180)
+        check("vmx/pc-poweroff", "vm off exited: status 0 (ACPI power off)" in out, out)
     finally:
         m.close()
 
