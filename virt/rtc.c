@@ -1,49 +1,7 @@
 /* The CMOS RTC model: see virt/rtc.h for the choices. */
 #include "virt/rtc.h"
+#include "lib/civil.h"
 #include "lib/string.h"
-
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (int64_t)(m > 2 ? m - 3 : m + 9) + 2) / 5 + (int64_t)d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-void rtc_unix_to_civil(int64_t secs, struct rtc_time *t)
-{
-	int64_t days = secs / 86400, rem = secs % 86400, z, era, doe, yoe, doy, mp;
-
-	if (rem < 0) {
-		rem += 86400;
-		days--;
-	}
-	t->hour = (unsigned)(rem / 3600);
-	t->min = (unsigned)(rem / 60 % 60);
-	t->sec = (unsigned)(rem % 60);
-	t->wday = (unsigned)(((days % 7) + 11) % 7); /* 1970-01-01 was a Thursday */
-	z = days + 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	t->day = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
-	t->month = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
-	t->year = yoe + era * 400 + (t->month <= 2);
-}
-
-int64_t rtc_civil_to_unix(const struct rtc_time *t)
-{
-	unsigned m = t->month < 1 ? 1 : t->month > 12 ? 12 : t->month;
-
-	return days_from_civil(t->year, m, 1) * 86400 + ((int64_t)t->day - 1) * 86400 + (int64_t)t->hour * 3600 +
-	       (int64_t)t->min * 60 + t->sec;
-}
 
 static uint64_t tsc_hz(const struct rtc *r)
 {
@@ -91,9 +49,9 @@ static int64_t clock_now(const struct rtc *r, uint64_t now)
 /* The time registers as they read at `now` (SET = 0). */
 static void fill_time(struct rtc *r, uint64_t now)
 {
-	struct rtc_time t;
+	struct civil_time t;
 
-	rtc_unix_to_civil(clock_now(r, now), &t);
+	civil_from_unix(clock_now(r, now), &t);
 	r->cmos[RTC_SEC] = enc(r, t.sec);
 	r->cmos[RTC_MIN] = enc(r, t.min);
 	r->cmos[RTC_HOUR] = enc_hour(r, t.hour);
@@ -107,7 +65,7 @@ static void fill_time(struct rtc *r, uint64_t now)
 /* Run the clock from the time registers' value, from `now`. */
 static void set_from_regs(struct rtc *r, uint64_t now)
 {
-	struct rtc_time t = {
+	struct civil_time t = {
 		.year = (int64_t)dec(r, r->cmos[RTC_CENTURY]) * 100 + dec(r, r->cmos[RTC_YEAR]),
 		.month = dec(r, r->cmos[RTC_MONTH]),
 		.day = dec(r, r->cmos[RTC_MDAY]),
@@ -116,7 +74,7 @@ static void set_from_regs(struct rtc *r, uint64_t now)
 		.sec = dec(r, r->cmos[RTC_SEC]),
 	};
 
-	r->offset = rtc_civil_to_unix(&t) - (int64_t)r->unix_at_tsc0 - (int64_t)(now / tsc_hz(r));
+	r->offset = civil_to_unix(&t) - (int64_t)r->unix_at_tsc0 - (int64_t)(now / tsc_hz(r));
 }
 
 static bool is_time_reg(unsigned i)

@@ -73,20 +73,6 @@ struct rtc {
 	uint64_t c_period; /* periodic-rate period index at the last register C read */
 };
 
-/* A civil date and time (UTC, proleptic Gregorian). */
-struct rtc_time {
-	int64_t year;
-	unsigned month; /* 1-12 */
-	unsigned day;   /* 1-31 */
-	unsigned hour, min, sec;
-	unsigned wday;  /* 0 = Sunday */
-};
-
-/* Unix seconds -> date and time (days-from-civil's inverse, H. Hinnant). */
-void rtc_unix_to_civil(int64_t secs, struct rtc_time *t);
-/* Date and time -> Unix seconds; months outside 1-12 are clamped, other
- * fields may overflow (day 32 is the next month's 1st). wday is ignored. */
-int64_t rtc_civil_to_unix(const struct rtc_time *t);
 
 void rtc_init(struct rtc *r, uint64_t tsc_khz, uint64_t unix_seconds_at_tsc0 /* wall clock when the guest TSC was 0 */,
 	      uint64_t ram_bytes);

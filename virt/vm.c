@@ -386,10 +386,10 @@ static void report_registers(struct vcpu *v)
 }
 
 /* Fire what the guest's APIC timer has due by now, noting how late. */
-static void update_timer(struct vm *vm)
+static void update_timer(struct vm *vm, uint64_t now)
 {
 	struct lapic *a = &vm->vcpu.apic;
-	uint64_t now = guest_tsc(&vm->vcpu), due = lapic_timer_next(a);
+	uint64_t due = lapic_timer_next(a);
 
 	platform_update(vm, now);
 	if (!due || now < due)
@@ -401,10 +401,10 @@ static void update_timer(struct vm *vm)
 
 /* Make sprig's timer interrupt come by the guest's next timer deadline: it
  * needs an exit then (or a wake-up from the halt). */
-static void arm_host_timer(struct vcpu *v)
+static void arm_host_timer(struct vcpu *v, uint64_t now)
 {
 	uint64_t due = lapic_timer_next(&v->apic);
-	uint64_t chipset = platform_next_event(v->vm, guest_tsc(v));
+	uint64_t chipset = platform_next_event(v->vm, now);
 
 	if (chipset && (!due || chipset < due))
 		due = chipset;
@@ -482,18 +482,21 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 	vm->state = VM_RUNNING;
 	cli();
 	while (vm->state == VM_RUNNING) {
-		update_timer(vm);
+		/* The guest's clock, once for the timers of this round. */
+		uint64_t now = guest_tsc(v);
+
+		update_timer(vm, now);
 		if (v->halted && !wakes_halted(v)) {
 			/* Sleep until an interrupt: sprig's tick, or the
 			 * one-shot armed for the guest's timer. */
-			arm_host_timer(v);
+			arm_host_timer(v, now);
 			sti_hlt_cli();
 			check_pause(vm, deadline, &next_poll);
 			continue;
 		}
 		v->halted = false;
 		deliver_events(vm);
-		arm_host_timer(v);
+		arm_host_timer(v, now);
 		fpu_enter(v);
 		backend->run(v, &e);
 		fpu_exit(v);

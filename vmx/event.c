@@ -56,20 +56,22 @@ void vmx_inject_nmi(struct vcpu *v)
 						 (INTR_TYPE_NMI << INTR_INFO_TYPE_SHIFT) | X86_VEC_NMI);
 }
 
+/* Called before every entry: the controls are written only when the wanted
+ * windows change (a->windows mirrors what the VMCS holds). */
 void vmx_event_window(struct vcpu *v, bool irq, bool nmi)
 {
-	uint32_t proc, want = 0;
+	struct vmx_vcpu *a = v->arch;
+	uint32_t want = 0;
 
-	if (!vmcs_make_current(v->arch))
-		return;
 	if (irq && vmx_caps.irq_window)
 		want |= PROC_INTR_WINDOW_EXITING;
 	if (nmi && vmx_caps.nmi_window)
 		want |= PROC_NMI_WINDOW_EXITING;
-	proc = (uint32_t)vmcs_read(VMCS_PROC_CONTROLS);
-	if ((proc & (PROC_INTR_WINDOW_EXITING | PROC_NMI_WINDOW_EXITING)) != want)
-		vmcs_write(VMCS_PROC_CONTROLS,
-			   (proc & ~(PROC_INTR_WINDOW_EXITING | PROC_NMI_WINDOW_EXITING)) | want);
+	if (want == a->windows || !vmcs_make_current(a))
+		return;
+	vmcs_write(VMCS_PROC_CONTROLS, (vmcs_read(VMCS_PROC_CONTROLS) &
+					~(PROC_INTR_WINDOW_EXITING | PROC_NMI_WINDOW_EXITING)) | want);
+	a->windows = want;
 }
 
 /* Access rights: L is bit 13, D/B bit 14 (SDM 24.4.1). */

@@ -2,6 +2,7 @@
 #include "arch/x86/cmos.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lock.h"
+#include "lib/civil.h"
 #include <stdbool.h>
 
 #define CMOS_INDEX 0x70
@@ -22,19 +23,6 @@ static uint8_t cmos_read(uint8_t reg)
 static unsigned from_bcd(uint8_t v, bool binary)
 {
 	return binary ? v : (v >> 4) * 10u + (v & 0xf);
-}
-
-/* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
 }
 
 struct cmos_time {
@@ -59,8 +47,7 @@ uint64_t cmos_unix_seconds(void)
 	struct cmos_time a, b;
 	uint8_t regb;
 	bool binary;
-	unsigned hour, year, mon, day;
-	int64_t days;
+	struct civil_time t;
 
 	/* Read until two reads agree: an update may fall between the bytes. */
 	read_time(&a);
@@ -73,17 +60,17 @@ uint64_t cmos_unix_seconds(void)
 	}
 	regb = cmos_read(0x0b);
 	binary = regb & REG_B_BINARY;
-	hour = from_bcd(b.hour & ~HOUR_PM, binary);
+	t.hour = from_bcd(b.hour & ~HOUR_PM, binary);
 	if (!(regb & REG_B_24H) && (b.hour & HOUR_PM))
-		hour = hour % 12 + 12;
-	else if (!(regb & REG_B_24H) && hour == 12)
-		hour = 0;
-	year = from_bcd(b.year, binary) + 100 * (b.century ? from_bcd(b.century, binary) : 20);
-	mon = from_bcd(b.mon, binary);
-	day = from_bcd(b.day, binary);
-	if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || year < 1970)
+		t.hour = t.hour % 12 + 12;
+	else if (!(regb & REG_B_24H) && t.hour == 12)
+		t.hour = 0;
+	t.year = from_bcd(b.year, binary) + 100 * (b.century ? from_bcd(b.century, binary) : 20);
+	t.month = from_bcd(b.mon, binary);
+	t.day = from_bcd(b.day, binary);
+	t.min = from_bcd(b.min, binary);
+	t.sec = from_bcd(b.sec, binary);
+	if (t.month < 1 || t.month > 12 || t.day < 1 || t.day > 31 || t.hour > 23 || t.year < 1970)
 		return 0;
-	days = days_from_civil(year, mon, day);
-	return (uint64_t)days * 86400 + hour * 3600u + from_bcd(b.min, binary) * 60u +
-	       from_bcd(b.sec, binary);
+	return (uint64_t)civil_to_unix(&t);
 }

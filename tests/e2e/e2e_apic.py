@@ -18,7 +18,7 @@ import os
 import re
 
 from bare import run_bare, run_bare_bochs
-from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, guest_lines, make_iso, stat
+from machine import GUESTS_DIR, scenario_main, PROMPT, BochsConsole, Machine, guest_lines, make_iso, stat
 
 SCENARIOS = ["apic_bare", "apic_sprig_svm", "apic_sprig_vmx", "apic_sprig_bochs_svm"]
 
@@ -212,18 +212,4 @@ def apic_sprig_bochs_svm(check):
 
 
 if __name__ == "__main__":
-    import sys
-
-    class _Res:
-        failed = 0
-
-        def __call__(self, name, ok, detail=""):
-            print(("ok " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
-            if not ok:
-                self.failed += 1
-            return ok
-
-    res = _Res()
-    for scen in sys.argv[1:] or ["apic_bare"]:
-        globals()[scen](res)
-    sys.exit(1 if res.failed else 0)
+    scenario_main(globals(), "apic_bare")

@@ -29,7 +29,7 @@ import threading
 import time
 
 from bare import GUESTS, QemuError, SHUTDOWN, TIMEOUT
-from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, guest_lines, make_iso
+from machine import GUESTS_DIR, scenario_main, PROMPT, BochsConsole, Machine, guest_lines, make_iso
 
 SCENARIOS = ["pc_bare", "pc_sprig_svm", "pc_sprig_vmx"]
 
@@ -337,18 +337,4 @@ def runs_lines(key):
 
 
 if __name__ == "__main__":
-    import sys
-
-    class _Res:
-        failed = 0
-
-        def __call__(self, name, ok, detail=""):
-            print(("ok " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
-            if not ok:
-                self.failed += 1
-            return ok
-
-    res = _Res()
-    for scen in sys.argv[1:] or ["pc_bare"]:
-        globals()[scen](res)
-    sys.exit(1 if res.failed else 0)
+    scenario_main(globals(), "pc_bare")

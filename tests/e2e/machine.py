@@ -259,3 +259,21 @@ def split_run_output(log):
         line, _, rest = chunk.partition("\n")
         parts.setdefault(line.strip(), rest)
     return parts
+
+
+def scenario_main(module_globals, default):
+    """Run a module's scenarios named on the command line (default: one),
+    printing each check; exit 1 if any failed. For running one e2e module
+    by hand; tests/run.py runs them all."""
+    import sys
+    failed = []
+
+    def check(name, ok, detail=""):
+        print(("ok " if ok else "FAIL ") + name + ("" if ok else ": " + detail), flush=True)
+        if not ok:
+            failed.append(name)
+        return ok
+
+    for name in sys.argv[1:] or [default]:
+        module_globals[name](check)
+    sys.exit(1 if failed else 0)
