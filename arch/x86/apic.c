@@ -145,8 +145,12 @@ static uint64_t tick_tsc(void)
 	return (uint64_t)tick_count * tsc_khz() * 1000 / timer_hz;
 }
 
+/* The count is cleared before the mode changes: a periodic LVT with a one-shot's
+ * small count left in it would, for the moment between the two writes, be a
+ * timer of a few ns (QEMU then runs nothing but that timer, for good). */
 static void start_periodic(void)
 {
+	apic_write(APIC_TIMER_INIT, 0);
 	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_16);
 	apic_write(APIC_LVT_TIMER, VEC_APIC_TIMER | APIC_LVT_TIMER_PERIODIC);
 	apic_write(APIC_TIMER_INIT, tick_count);
