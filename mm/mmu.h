@@ -115,6 +115,12 @@ void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len);
  * its TDP_ACC_* rights. */
 bool tdp_translate(struct mmu *mmu, uint64_t gpa, paddr_t *hpa, int *level, unsigned *rights);
 
+/* The entries a walk of gpa reads, for reports of faults the hardware blames
+ * on the tables (KVM's kvm_tdp_mmu_get_walk): sptes[level] from the root
+ * (TDP_ROOT_LEVEL) down to the level returned, where the walk ended (a leaf,
+ * or an entry that is not a table). Takes the read lock. */
+int tdp_get_walk(struct mmu *mmu, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 1]);
+
 /* Copy between the hypervisor and guest memory through the memslots, backing
  * pages on demand (read-only slots may be written: this is the loader's path).
  * 0, or -1 if part of the range has no slot or memory ran out. */

@@ -358,3 +358,18 @@ bool tdp_translate(struct mmu *mmu, uint64_t gpa, paddr_t *hpa, int *level, unsi
 	}
 	return false;
 }
+
+int tdp_get_walk(struct mmu *mmu, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 1])
+{
+	uint64_t gfn = gpa >> PAGE_SHIFT;
+	struct tdp_iter it;
+	int last = TDP_ROOT_LEVEL;
+
+	read_lock(&mmu->lock);
+	for_each_tdp_pte(it, &mmu->root, gfn, gfn + 1) {
+		last = it.level;
+		sptes[last] = it.old_spte;
+	}
+	read_unlock(&mmu->lock);
+	return last;
+}

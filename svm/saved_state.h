@@ -4,7 +4,7 @@
  * rather than a VMEXIT_INVALID. Pure code, also built for the host. */
 #pragma once
 #include "svm/vmcb.h"
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 
 /* What this CPU accepts. */
 struct svm_state_limits {

@@ -9,6 +9,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
+#include "mm/mmu.h"
 #include "mm/spte.h"
 #include "svm/caps.h"
 #include "svm/npt.h"
@@ -84,16 +85,31 @@ static void init_guest_state(struct vmcb *vmcb)
 	s->g_pat = PAT_DEFAULT;
 }
 
+_Static_assert(sizeof(struct svm_vcpu) <= PAGE_SIZE, "svm_vcpu fits its frame");
+
+static void svm_vcpu_free(struct svm_vcpu *sv)
+{
+	if (sv->vmcb_pa)
+		frame_free(sv->vmcb_pa, 0);
+	frame_free(va_to_pa(sv), 0);
+}
+
+/* A vCPU's SVM state in a frame of its own (as VMX keeps its own), the VMCB
+ * in another. */
 static int svm_vcpu_create(struct vcpu *v)
 {
-	static struct svm_vcpu vcpus[VM_MAX];
-	struct svm_vcpu *sv = &vcpus[v->vm->id];
+	paddr_t state = frame_alloc_zeroed(0);
+	struct svm_vcpu *sv;
 	struct vmcb_control *c;
 
-	memset(sv, 0, sizeof(*sv));
-	sv->vmcb_pa = frame_alloc_zeroed(0);
-	if (!sv->vmcb_pa)
+	if (!state)
 		return -1;
+	sv = pa_to_va(state);
+	sv->vmcb_pa = frame_alloc_zeroed(0);
+	if (!sv->vmcb_pa) {
+		svm_vcpu_free(sv);
+		return -1;
+	}
 	sv->vmcb = pa_to_va(sv->vmcb_pa);
 	c = &sv->vmcb->control;
 	c->intercept_misc1 = INTERCEPT_INTR | INTERCEPT_NMI | INTERCEPT_SMI | INTERCEPT_INIT |
@@ -109,7 +125,7 @@ static int svm_vcpu_create(struct vcpu *v)
 	/* The guest's IF masks only virtual interrupts; physical ones exit. */
 	c->int_ctl = INT_CTL_V_INTR_MASKING;
 	c->nested_ctl = 1;
-	c->nested_cr3 = mmu_root_pointer(&v->vm->mmu);
+	c->nested_cr3 = mmu_root_pointer(v->mmu);
 	init_guest_state(sv->vmcb);
 	v->arch = sv;
 	return 0;
@@ -117,14 +133,12 @@ static int svm_vcpu_create(struct vcpu *v)
 
 static void svm_vcpu_destroy(struct vcpu *v)
 {
-	struct svm_vcpu *sv = v->arch;
-
-	if (sv && sv->vmcb_pa)
-		frame_free(sv->vmcb_pa, 0);
+	if (v->arch)
+		svm_vcpu_free(v->arch);
 	v->arch = NULL;
 }
 
-static void decode_exit(struct svm_vcpu *sv, struct vmcb *vmcb, struct vexit *e)
+static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, struct vexit *e)
 {
 	struct vmcb_control *c = &vmcb->control;
 	uint64_t code = c->exit_code;
@@ -138,6 +152,16 @@ static void decode_exit(struct svm_vcpu *sv, struct vmcb *vmcb, struct vexit *e)
 
 	switch (code) {
 	case SVM_EXIT_NPF:
+		if (c->exit_info1 & NPF_RSV) {
+			/* sprig's own tables are at fault: refaulting would loop. */
+			uint64_t sptes[TDP_ROOT_LEVEL + 1];
+			int last = tdp_get_walk(v->mmu, c->exit_info2, sptes);
+
+			e->kind = VEXIT_FAILED;
+			npt_describe_reserved(sptes, last, c->exit_info2, &cpuinfo, e->text,
+					      sizeof(e->text));
+			break;
+		}
 		e->kind = VEXIT_NPF;
 		e->npf.gpa = c->exit_info2;
 		e->npf.present = c->exit_info1 & NPF_PRESENT;
@@ -267,7 +291,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	if ((vmcb->control.int_ctl & 0xf) != tpr_class)
 		lapic_set_tpr(&v->apic, (uint32_t)(vmcb->control.int_ctl & 0xf) << 4);
 	vmcb->control.event_inject = 0;
-	decode_exit(sv, vmcb, e);
+	decode_exit(v, sv, vmcb, e);
 	e->requeued = svm_requeue_interrupted_event(&vmcb->control);
 }
 

@@ -1,5 +1,5 @@
-/* The AMD SVM backend (virt/vcpu.h's struct virt_backend). */
+/* The AMD SVM backend (virt/backend.h's struct virt_backend). */
 #pragma once
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 
 extern const struct virt_backend svm_backend;

@@ -6,7 +6,7 @@
 #include "arch/x86/regs.h"
 #include "svm/tlb.h"
 #include "svm/vmcb.h"
-#include "virt/vm.h"
+#include "virt/backend.h"
 
 struct svm_vcpu {
 	struct vmcb *vmcb;

@@ -170,6 +170,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 /* NPF exit information 1. */
 #define NPF_PRESENT (1ull << 0)
 #define NPF_WRITE (1ull << 1)
+#define NPF_RSV (1ull << 3)   /* a reserved bit set in a nested table entry */
 #define NPF_FETCH (1ull << 4)
 
 /* Event injection (EVENTINJ), and EXITINTINFO in the same format. */

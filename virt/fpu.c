@@ -5,7 +5,7 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "virt/state_check.h"
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 
 /* User state sprig switches; MPX, PKRU and supervisor state are not offered. */
 #define XCR0_SWITCHED (XCR0_X87 | XCR0_SSE | XCR0_AVX | XCR0_AVX512)

@@ -5,7 +5,7 @@
 #include "virt/insn.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 #include <stdarg.h>
 
 /* ---------------------------------------------------------------- decoding */

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct vcpu_regs; /* virt/vcpu.h */
+struct vcpu_regs; /* virt/backend.h */
 
 #define INSN_MAX_LEN 15
 

@@ -202,6 +202,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	vm->mem_bytes = a->mem_bytes;
 	vm->strict_mmio = a->strict_mmio;
 	vm->vcpu.vm = vm;
+	vm->vcpu.mmu = &vm->mmu;
 	vm->created_tsc = rdtsc();
 	/* The guest's TSC starts near zero, as on a machine that just booted
 	 * (a restored vCPU state sets its own). */

@@ -5,7 +5,7 @@
 #include "mm/mmu.h"
 #include "virt/hypercall.h"
 #include "virt/platform.h"
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 
 struct snapshot_image;
 struct vcpu_state;

@@ -59,7 +59,7 @@ static bool set_paging_state(struct vcpu *v, struct vmx_vcpu *a, uint64_t cr0, u
 	uint64_t pdpte[4];
 
 	if ((cr0 & CR0_PG) && (cr4 & CR4_PAE) && !(efer & EFER_LMA)) {
-		if (mmu_read_guest(&v->vm->mmu, cr3 & 0xffffffe0, pdpte, sizeof(pdpte)))
+		if (mmu_read_guest(v->mmu, cr3 & 0xffffffe0, pdpte, sizeof(pdpte)))
 			return false;
 		for (int i = 0; i < 4; i++)
 			if ((pdpte[i] & PDPTE_PRESENT) && (pdpte[i] & PDPTE_RESERVED))

@@ -65,20 +65,13 @@ bool ept_entry_misconfigured(uint64_t entry, int level, bool exec_only)
 	return (entry & 0xf8) != 0; /* bits 7:3 of a non-leaf are reserved */
 }
 
-int ept_describe_misconfig(paddr_t root, uint64_t gpa, bool exec_only, char *buf, size_t size)
+int ept_describe_misconfig(const uint64_t sptes[TDP_ROOT_LEVEL + 1], int last, uint64_t gpa,
+			   bool exec_only, char *buf, size_t size)
 {
-	paddr_t table = root;
-	uint64_t entry = 0;
-	int level;
+	int level = TDP_ROOT_LEVEL;
 
-	for (level = TDP_ROOT_LEVEL; level >= 1; level--) {
-		entry = ((const uint64_t *)pa_to_va(table))[tdp_index(gpa >> PAGE_SHIFT, level)];
-		if (ept_entry_misconfigured(entry, level, exec_only) ||
-		    !(entry & (EPT_R | EPT_W | EPT_X)) || level == 1 || (entry & EPT_LARGE))
-			break;
-		table = entry & EPT_ADDR;
-	}
+	while (level > last && !ept_entry_misconfigured(sptes[level], level, exec_only))
+		level--;
 	return ksnprintf(buf, size, "EPT misconfiguration at gpa 0x%llx: level %d entry 0x%016llx",
-			 (unsigned long long)gpa, level < 1 ? 1 : level,
-			 (unsigned long long)entry);
+			 (unsigned long long)gpa, level, (unsigned long long)sptes[level]);
 }

@@ -23,6 +23,8 @@ const struct spte_format *ept_format(bool ad_enabled);
 /* Whether the SDM's misconfiguration rules (28.3.3.1) reject entry at level
  * (4 the root table, 1 a 4 KiB leaf); exec_only: IA32_VMX_EPT_VPID_CAP bit 0. */
 bool ept_entry_misconfigured(uint64_t entry, int level, bool exec_only);
-/* Names the entry behind an EPT misconfiguration exit at gpa, in the tables
- * under root: the first one on the walk that the rules reject, or the last. */
-int ept_describe_misconfig(paddr_t root, uint64_t gpa, bool exec_only, char *buf, size_t size);
+/* Names the entry behind an EPT misconfiguration exit at gpa, from the walk
+ * tdp_get_walk read (sptes[TDP_ROOT_LEVEL] down to sptes[last]): the first
+ * entry the rules reject, or the last one. */
+int ept_describe_misconfig(const uint64_t sptes[TDP_ROOT_LEVEL + 1], int last, uint64_t gpa,
+			   bool exec_only, char *buf, size_t size);

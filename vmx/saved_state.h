@@ -5,7 +5,7 @@
  * that a crafted image gets a reason. svm/saved_state.h is its mirror. Pure
  * code, also built for the host. */
 #pragma once
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 
 /* Segment registers in VMCS order. */
 enum vmx_seg { VMX_ES, VMX_CS, VMX_SS, VMX_DS, VMX_FS, VMX_GS, VMX_LDTR, VMX_TR, VMX_SEGS };

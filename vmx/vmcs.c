@@ -149,7 +149,7 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	vmw(w, VMCS_EXIT_MSR_LOAD_COUNT, 0);
 	vmw(w, VMCS_ENTRY_INTR_INFO, 0);
 	vmw(w, VMCS_TSC_OFFSET, (uint64_t)v->tsc_offset);
-	a->eptp = mmu_root_pointer(&v->vm->mmu);
+	a->eptp = mmu_root_pointer(v->mmu);
 	vmw(w, VMCS_EPT_POINTER, a->eptp);
 	if (a->tlb.vpid)
 		vmw(w, VMCS_VPID, a->tlb.vpid);

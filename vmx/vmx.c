@@ -323,13 +323,18 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 			e->npf.access = TDP_ACC_READ;
 		e->npf.present = qual & EPT_QUAL_PRESENT;
 		return;
-	case EXIT_EPT_MISCONFIG:
+	case EXIT_EPT_MISCONFIG: {
+		uint64_t sptes[TDP_ROOT_LEVEL + 1];
+		int last;
+
 		e->kind = VEXIT_FAILED;
 		e->info2 = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
-		ept_describe_misconfig(v->vm->mmu.root.table, e->info2,
+		last = tdp_get_walk(v->mmu, e->info2, sptes);
+		ept_describe_misconfig(sptes, last, e->info2,
 				       cpuinfo.vmx.ept_vpid_cap & 1 /* execute-only */, e->text,
 				       sizeof(e->text));
 		return;
+	}
 	case EXIT_IO:
 		e->kind = VEXIT_IO;
 		e->io.port = IO_QUAL_PORT(qual);

@@ -1,7 +1,7 @@
-/* The Intel VMX backend (virt/vcpu.h's struct virt_backend). Its tdp format
+/* The Intel VMX backend (virt/backend.h's struct virt_backend). Its tdp format
  * (EPT with or without A/D bits) is chosen when cpu_enable reads the
  * capability MSRs. */
 #pragma once
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 
 extern struct virt_backend vmx_backend;

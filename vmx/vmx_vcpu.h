@@ -3,7 +3,7 @@
  * that one file defines and another calls. Not for virt/. */
 #pragma once
 #include "arch/x86/regs.h"
-#include "virt/vm.h"
+#include "virt/backend.h"
 #include "vmx/caps.h"
 #include "vmx/saved_state.h"
 #include "vmx/tlb.h"

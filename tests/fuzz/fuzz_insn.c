@@ -15,7 +15,7 @@
  *   instruction may write change, and of RFLAGS only CF PF AF ZF SF OF. */
 #include "tests/fuzz/fuzz.h"
 #include "virt/insn.h"
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>

@@ -5,7 +5,7 @@
  * random operands. */
 #include "tests/unit/check.h"
 #include "virt/insn.h"
-#include "virt/vcpu.h"
+#include "virt/backend.h"
 #include <stdint.h>
 #include <string.h>
 

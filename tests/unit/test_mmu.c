@@ -182,6 +182,18 @@ TEST(mmu_huge_mappings)
 		CHECK_EQ_U64(level, 2);
 		CHECK_EQ_U64(rights, TDP_ACC_ALL);
 		CHECK_EQ_U64(hpa & (2 * MiB - 1), 1 * MiB + 0x1234);
+		/* The diagnostic walk: the entries from the root to where it ends. */
+		const struct spte_format *f = test_formats[fi];
+		uint64_t sptes[TDP_ROOT_LEVEL + 1];
+
+		CHECK_EQ_U64(tdp_get_walk(&mmu, 5 * MiB + 0x1234, sptes), 2);
+		CHECK(spte_is_table(f, sptes[4], 4) && spte_is_table(f, sptes[3], 3));
+		CHECK(spte_is_leaf(f, sptes[2], 2));
+		CHECK_EQ_U64(spte_addr(f, sptes[2]), hpa - (1 * MiB + 0x1234));
+		CHECK_EQ_U64(tdp_get_walk(&mmu, 1 * GiB + 0x5000, sptes), 3);
+		CHECK(spte_is_leaf(f, sptes[3], 3));
+		CHECK_EQ_U64(tdp_get_walk(&mmu, 3 * GiB, sptes), 3);
+		CHECK(!spte_present(f, sptes[3]));
 		CHECK(mmu_audit_passes(&mmu));
 		/* A zap touching one page of a huge leaf removes the whole leaf. */
 		write_lock(&mmu.lock);

@@ -288,3 +288,19 @@ TEST(vmx_ept_misconfig_rules)
 	CHECK(ept_entry_misconfigured(EPT_R | EPT_W | EPT_X | (1ull << 3), 3, true)); /* reserved */
 	CHECK(!ept_entry_misconfigured(EPT_R | EPT_W | EPT_X, 3, true));
 }
+
+/* The report names the first entry from the root that the rules reject, or
+ * the entry where the walk ended. */
+TEST(vmx_ept_misconfig_report)
+{
+	uint64_t table = EPT_R | EPT_W | EPT_X | 0x5000;
+	uint64_t sptes[TDP_ROOT_LEVEL + 1] = { 0, 0, table, table | (1ull << 4), table };
+	char buf[96];
+
+	ept_describe_misconfig(sptes, 2, 0x40201000, true, buf, sizeof(buf));
+	CHECK(strcmp(buf, "EPT misconfiguration at gpa 0x40201000: level 3 entry 0x0000000000005017") == 0);
+	sptes[3] = table;
+	sptes[2] = EPT_W | EPT_MEMTYPE_WB | EPT_LARGE; /* W without R, the last read */
+	ept_describe_misconfig(sptes, 2, 0x40201000, true, buf, sizeof(buf));
+	CHECK(strcmp(buf, "EPT misconfiguration at gpa 0x40201000: level 2 entry 0x00000000000000b2") == 0);
+}

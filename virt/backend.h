@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct mmu;
 struct spte_format;
 struct vcpu;
 struct vm;
@@ -150,7 +151,8 @@ struct virt_backend {
 #define VCPU_ARCH_STATE_MAX 1024
 
 struct vcpu {
-	struct vm *vm;
+	struct vm *vm;         /* virt/'s: the backends see only this file and the MMU */
+	struct mmu *mmu;       /* its VM's: the root for the control block, guest reads */
 	struct vcpu_regs regs;
 	void *arch;            /* the backend's state: VMCB or VMCS and friends */
 	uint8_t *xsave;        /* the guest's FPU/SSE/AVX state, 64-byte aligned */
