@@ -1,27 +1,20 @@
 /* Physical frame allocator: a buddy allocator over the usable RAM ranges that
  * hands out blocks of 2^order 4 KiB frames, naturally aligned (order 9 = 2 MiB,
- * order 18 = 1 GiB). Each 4 KiB frame has a 16-byte struct frame.
- *
- * Physical memory is identity-mapped, in the kernel (boot/ maps all RAM 1:1) and
- * in the host tests (the "physical" memory is an mmap'd region whose addresses
- * are used as physical addresses), so pa_to_va() is a cast. */
+ * order 18 = 1 GiB). Each 4 KiB frame has a 16-byte struct frame. Frames
+ * are reached through the direct map (arch/x86/direct_map.h). */
 #pragma once
+#include "arch/x86/direct_map.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct mmu;
 
-typedef uint64_t paddr_t;
-
 #define PAGE_SHIFT 12
 #define PAGE_SIZE (1ull << PAGE_SHIFT)
 #define ORDER_2M 9
 #define ORDER_1G 18
 #define FRAME_MAX_ORDER ORDER_1G
-
-static inline void *pa_to_va(paddr_t pa) { return (void *)(uintptr_t)pa; }
-static inline paddr_t va_to_pa(const void *va) { return (paddr_t)(uintptr_t)va; }
 
 /* frame.flags */
 #define FRAME_FREE      0x0001 /* in the buddy free lists (head of a free block) */

@@ -3,10 +3,10 @@
  * checksum are found good, and every field or entry read from it lies inside
  * the length it declares. */
 #include "arch/x86/acpi.h"
+#include "arch/x86/direct_map.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "mm/frame.h"
 
 #define RSDP_V1_LEN 20
 #define RSDP_V2_LEN 36

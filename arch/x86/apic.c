@@ -1,13 +1,13 @@
 /* Local APIC. Register offsets are the xAPIC MMIO ones; in x2APIC mode the same
  * register is MSR 0x800 + offset / 16 (SDM vol. 3A, 11.12.1.2). */
 #include "arch/x86/apic.h"
-#include "lib/sort.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/direct_map.h"
 #include "arch/x86/lock.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
-#include "mm/frame.h"
+#include "lib/sort.h"
 
 #define APIC_ID 0x020
 #define APIC_VERSION 0x030

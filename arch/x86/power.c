@@ -3,9 +3,9 @@
 #include "arch/x86/power.h"
 #include "arch/x86/acpi.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/direct_map.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
-#include "mm/frame.h"
 
 /* PM1 control register (ACPI 6.5, 4.8.4.2.1). */
 #define PM1_SCI_EN (1u << 0)
