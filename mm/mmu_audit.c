@@ -82,7 +82,7 @@ static void audit_table(struct audit *a, paddr_t table, int level, uint64_t base
 	fr->pt.hint |= AUDIT_MARK;
 	a->r->tables++;
 	for (unsigned i = 0; i < SPTE_PER_TABLE; i++) {
-		uint64_t spte = pt[i], gfn = base_gfn + i * tdp_level_pages(level);
+		uint64_t spte = tdp_iter_read(&pt[i]), gfn = base_gfn + i * tdp_level_pages(level);
 
 		if (spte == SPTE_NONE)
 			continue;
@@ -116,9 +116,12 @@ static void unmark(struct mmu *mmu, paddr_t table, int level)
 	if (!fr || !(fr->pt.hint & AUDIT_MARK))
 		return;
 	fr->pt.hint &= ~AUDIT_MARK;
-	for (unsigned i = 0; level > 1 && i < SPTE_PER_TABLE; i++)
-		if (spte_is_table(f, pt[i], level))
-			unmark(mmu, spte_addr(f, pt[i]), level - 1);
+	for (unsigned i = 0; level > 1 && i < SPTE_PER_TABLE; i++) {
+		uint64_t spte = tdp_iter_read(&pt[i]);
+
+		if (spte_is_table(f, spte, level))
+			unmark(mmu, spte_addr(f, spte), level - 1);
+	}
 }
 
 bool mmu_audit(struct mmu *mmu, struct mmu_audit_report *r)

@@ -86,6 +86,11 @@ uint64_t tdp_clear_spte_bits(struct mmu *mmu, struct tdp_iter *it, uint64_t bits
  * the choke point so that its leaves are accounted and hooked like any other. */
 enum tdp_set_result tdp_set_unlinked_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn,
 					  int level, uint64_t new_spte);
+#ifdef HOST_TEST
+/* Called after every store to SPTE memory with the entry and its old and new
+ * values, when set (NULL by default): the replay test records the stores. */
+extern void (*spte_write_recorder)(uint64_t *sptep, uint64_t old_spte, uint64_t new_spte);
+#endif
 /* Flush the TLBs without freeing tables: for a fault, under the read lock,
  * that took a huge leaf away (split_on_fault=off). */
 void tdp_flush_tlb(struct mmu *mmu);

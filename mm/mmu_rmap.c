@@ -86,7 +86,7 @@ static void check_entry(uint64_t *sptep, void *ctx)
 		c->error = "rmap entry outside a page table";
 		return;
 	}
-	spte = __atomic_load_n(sptep, __ATOMIC_RELAXED);
+	spte = tdp_iter_read(sptep);
 	if (!spte_present(c->f, spte) || !spte_is_leaf(c->f, spte, table->pt.level))
 		c->error = "rmap entry is not a present leaf";
 	else if (spte_addr(c->f, spte) != c->pa)

@@ -36,6 +36,59 @@ void rwlock_assert_failed(const struct rwlock *l, const char *what, const char *
 	__builtin_trap();
 }
 
+#ifdef HOST_TEST
+void (*spte_write_recorder)(uint64_t *sptep, uint64_t old_spte, uint64_t new_spte);
+#endif
+
+/* How spte_write stores. */
+enum spte_write_mode {
+	SPTE_CMPXCHG,    /* read lock: against the value the caller read */
+	SPTE_XCHG,       /* write lock: the CPU may still set A/D bits */
+	SPTE_CLEAR_BITS, /* write lock: atomic and; a D bit set meanwhile shows in the old value */
+	SPTE_STORE,      /* a table no walker can reach */
+};
+
+struct spte_write {
+	uint64_t *sptep;
+	uint64_t *old_spte; /* in: expected (compare-exchange); out: the value replaced */
+	uint64_t value;     /* the new entry; for SPTE_CLEAR_BITS, the bits to clear */
+	enum spte_write_mode mode;
+};
+
+/* The only store to SPTE memory in the MMU (reads: tdp_iter_read), so that the
+ * host tests can record every store and replay the intermediate states a
+ * concurrent walker could see (tests/unit/test_replay.c). False only when a
+ * compare-exchange fails; then nothing is stored. */
+static bool spte_write(void *ctx)
+{
+	struct spte_write *w = ctx;
+	uint64_t new_spte = w->value;
+
+	switch (w->mode) {
+	case SPTE_CMPXCHG:
+		if (!__atomic_compare_exchange_n(w->sptep, w->old_spte, new_spte, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return false;
+		break;
+	case SPTE_XCHG:
+		*w->old_spte = __atomic_exchange_n(w->sptep, new_spte, __ATOMIC_ACQ_REL);
+		break;
+	case SPTE_CLEAR_BITS:
+		*w->old_spte = __atomic_fetch_and(w->sptep, ~w->value, __ATOMIC_ACQ_REL);
+		new_spte = *w->old_spte & ~w->value;
+		break;
+	case SPTE_STORE:
+		*w->old_spte = tdp_iter_read(w->sptep);
+		*w->sptep = new_spte;
+		break;
+	}
+#ifdef HOST_TEST
+	if (spte_write_recorder)
+		spte_write_recorder(w->sptep, *w->old_spte, new_spte);
+#endif
+	return true;
+}
+
 /* A table that can hold leaves is followed by a page of rmap back-references
  * (mm/rmap.h), so that removing an SPTE from a long rmap costs no scan. */
 static unsigned table_order(int level)
@@ -91,10 +144,14 @@ void tdp_table_free_unlinked(struct mmu *mmu, paddr_t table)
 }
 
 /* Unlinked tables wait on a list threaded through their first entry: their
- * contents are dead once the subtree has been emptied. */
+ * contents are dead once the subtree has been emptied, and the link, a
+ * page-aligned address, is not present to a walker that still caches the
+ * table until the flush. */
 static void defer_table_free(struct mmu *mmu, paddr_t table)
 {
-	*(uint64_t *)pa_to_va(table) = mmu->tables_to_free;
+	uint64_t old;
+
+	spte_write(&(struct spte_write){ pa_to_va(table), &old, mmu->tables_to_free, SPTE_STORE });
 	mmu->tables_to_free = table;
 }
 
@@ -103,7 +160,7 @@ void tdp_free_flushed_tables(struct mmu *mmu)
 	while (mmu->tables_to_free) {
 		paddr_t table = mmu->tables_to_free;
 
-		mmu->tables_to_free = *(uint64_t *)pa_to_va(table);
+		mmu->tables_to_free = tdp_iter_read(pa_to_va(table));
 		tdp_table_free_unlinked(mmu, table);
 	}
 }
@@ -142,11 +199,11 @@ static void handle_removed_table(struct mmu *mmu, paddr_t table, int level, uint
 	uint64_t *pt = pa_to_va(table);
 
 	for (unsigned i = 0; i < SPTE_PER_TABLE; i++) {
-		uint64_t old = pt[i];
+		uint64_t old = tdp_iter_read(&pt[i]);
 
 		if (old == SPTE_NONE)
 			continue;
-		old = __atomic_exchange_n(&pt[i], SPTE_NONE, __ATOMIC_RELAXED);
+		spte_write(&(struct spte_write){ &pt[i], &old, SPTE_NONE, SPTE_XCHG });
 		handle_changed_spte(mmu, &pt[i], base_gfn + i * tdp_level_pages(level), level, old,
 				    SPTE_NONE, false, 0);
 	}
@@ -200,39 +257,6 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 			return;
 		handle_removed_table(mmu, spte_addr(f, old_spte), level - 1, gfn);
 	}
-}
-
-/* How a setter writes the entry. */
-enum spte_write_mode {
-	SPTE_CMPXCHG, /* read lock: against the value the caller read */
-	SPTE_XCHG,    /* write lock: the CPU may still set A/D bits */
-	SPTE_STORE,   /* a table no walker can reach */
-};
-
-struct spte_write {
-	uint64_t *sptep;
-	uint64_t *old_spte; /* in: expected (compare-exchange); out: the value replaced */
-	uint64_t new_spte;
-	enum spte_write_mode mode;
-};
-
-static bool spte_write(void *ctx)
-{
-	struct spte_write *w = ctx;
-
-	switch (w->mode) {
-	case SPTE_CMPXCHG:
-		return __atomic_compare_exchange_n(w->sptep, w->old_spte, w->new_spte, false,
-						   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
-	case SPTE_XCHG:
-		*w->old_spte = __atomic_exchange_n(w->sptep, w->new_spte, __ATOMIC_ACQ_REL);
-		return true;
-	case SPTE_STORE:
-		*w->old_spte = *w->sptep;
-		*w->sptep = w->new_spte;
-		return true;
-	}
-	return false;
 }
 
 /* The one setter behind every form: write the entry (joined to the rmap add
@@ -295,7 +319,7 @@ enum tdp_set_result tdp_set_spte(struct mmu *mmu, struct tdp_iter *it, uint64_t 
 enum tdp_set_result tdp_set_unlinked_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn,
 					  int level, uint64_t new_spte)
 {
-	uint64_t old = *sptep;
+	uint64_t old = tdp_iter_read(sptep);
 
 	return set_spte(mmu, sptep, &old, new_spte, gfn, level, SPTE_STORE);
 }
@@ -305,7 +329,7 @@ uint64_t tdp_clear_spte_bits(struct mmu *mmu, struct tdp_iter *it, uint64_t bits
 	uint64_t old;
 
 	rwlock_assert_held_write(&mmu->lock);
-	old = __atomic_fetch_and(it->sptep, ~bits, __ATOMIC_ACQ_REL);
+	spte_write(&(struct spte_write){ it->sptep, &old, bits, SPTE_CLEAR_BITS });
 	/* Bits of a leaf only: same frame, so no rmap work. */
 	handle_changed_spte(mmu, it->sptep, it->gfn, it->level, old, old & ~bits, false, 0);
 	it->old_spte = old & ~bits;

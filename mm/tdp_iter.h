@@ -69,6 +69,8 @@ static inline uint64_t tdp_iter_visited(const struct tdp_iter *it)
 	return n;
 }
 
+/* Every read of SPTE memory in the MMU (stores: spte_write in mm/spte.c): one
+ * load, never torn or repeated by the compiler while others write the entry. */
 static inline uint64_t tdp_iter_read(const uint64_t *sptep)
 {
 	return __atomic_load_n(sptep, __ATOMIC_ACQUIRE);
