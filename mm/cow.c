@@ -179,7 +179,10 @@ void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len)
 	uint64_t first, count;
 
 	lock_sharers(mmu);
-	if (tdp_zap(mmu, start, end, false, false))
+	/* The zap may yield this MMU's lock: its faults retry meanwhile (the
+	 * invalidation), and whoever takes the lock takes no other (the lock
+	 * rule above), so the locks still held cannot close a cycle. */
+	if (tdp_zap(mmu, start, end, false, true))
 		mmu->share.flush_needed = true;
 	/* Aliases and clones map these frames elsewhere too: the rmaps say where. */
 	for (unsigned i = 0; i < mmu->slots.count; i++) {

@@ -248,8 +248,13 @@ enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *ca
 bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 {
 	/* Published for the host tests' latency check (a relaxed store to a
-	 * line only this walk writes). */
-	__atomic_store_n(&mmu->walk_visits, tdp_iter_visited(it), __ATOMIC_RELAXED);
+	 * line only this walk writes): the walk's visits and those of the
+	 * tables it removed (spte_visited; it takes the walk's own visits only
+	 * when the walk ends, so the sum never goes back). */
+	__atomic_store_n(&mmu->walk_visits,
+			 tdp_iter_visited(it) +
+				 __atomic_load_n(&mmu->stats.spte_visited, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
 	if (!tdp_iter_may_yield(it) || !rwlock_contended(&mmu->lock))
 		return false;
 	/* After the unlock others see the changed entries; a zapped table may
@@ -288,6 +293,34 @@ static struct frame *leaf_hint_enter(struct tdp_iter *it, struct frame *walked,
 	return NULL;
 }
 
+/* Whether the entry's whole range lies in [start, end). */
+static bool covered(const struct tdp_iter *it, uint64_t start, uint64_t end)
+{
+	return it->gfn >= start && it->gfn + tdp_level_pages(it->level) <= end;
+}
+
+/* Free the tables that level's entries point to where [start, end) covers
+ * them whole. The pass below level has emptied them, so each removal reads
+ * one table of 512 entries, between two yield points. */
+static bool free_tables_at(struct mmu *mmu, uint64_t start, uint64_t end, int level,
+			   bool can_yield)
+{
+	const struct spte_format *f = mmu->root.fmt;
+	bool flush = false;
+	struct tdp_iter it;
+
+	for_each_tdp_pte_min_level(it, &mmu->root, level, start, end) {
+		if (can_yield && tdp_cond_yield(mmu, &it, &flush))
+			continue;
+		if (it.level == level && spte_present(f, it.old_spte) && covered(&it, start, end)) {
+			tdp_set_spte(mmu, &it, SPTE_NONE);
+			flush = true;
+		}
+	}
+	tdp_iter_account(mmu, &it);
+	return flush;
+}
+
 bool tdp_zap(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables, bool can_yield)
 {
 	const struct spte_format *f = mmu->root.fmt;
@@ -314,20 +347,24 @@ bool tdp_zap(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables, bo
 		}
 		if (!spte_present(f, it.old_spte))
 			continue;
+		/* Tables go bottom up, each removal a bounded step: leaf
+		 * tables here, the levels above in the passes below. */
 		if (spte_is_leaf(f, it.old_spte, it.level) ||
-		    (free_tables && it.gfn >= start &&
-		     it.gfn + tdp_level_pages(it.level) <= end)) {
+		    (free_tables && it.level == 2 && covered(&it, start, end))) {
 			tdp_set_spte(mmu, &it, SPTE_NONE);
 			flush = true;
-		} else if (use_hint && it.level == 2 && it.gfn >= start &&
-			   it.gfn + tdp_level_pages(2) <= end) {
+		} else if (use_hint && it.level == 2 && covered(&it, start, end)) {
 			walked = leaf_hint_enter(&it, walked, &work);
 		}
 	}
 	leaf_hint_leave(walked, &work);
 	tdp_iter_account(mmu, &it);
-	if (!free_tables)
+	if (free_tables) {
+		for (int level = 3; level <= TDP_ROOT_LEVEL; level++)
+			flush |= free_tables_at(mmu, start, end, level, can_yield);
+	} else {
 		zap_stats_record(&mmu->zap_stats, &work, tdp_iter_visited(&it), it.visited[1]);
+	}
 	if (flush)
 		stat_add(&mmu->stats.remote_tlb_flush_requests, 1);
 	return flush;

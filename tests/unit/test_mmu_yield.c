@@ -186,3 +186,63 @@ TEST(conc_yield_clone)
 	mmu_destroy(&child);
 	teardown(&parent);
 }
+
+/* The flushes of a walk that yields at every chance (a waiter that never
+ * leaves): each comes just before a yield, so the visits published between
+ * two of them bound the work a real waiter could wait through. */
+static uint64_t last_flush_visits, max_flush_gap;
+
+static void gap_flush(void *ctx)
+{
+	struct mmu *mmu = ctx;
+	uint64_t v = __atomic_load_n(&mmu->walk_visits, __ATOMIC_RELAXED);
+
+	if (last_flush_visits && v - last_flush_visits > max_flush_gap)
+		max_flush_gap = v - last_flush_visits;
+	last_flush_visits = v;
+}
+
+/* Freeing tables: a slot covering a whole 1 GiB region, a page mapped in
+ * each 2 MiB of it, goes. Removed at once, its level-3 entry would take 512
+ * leaf tables with it in one step (262,656 visits); bottom up, each step
+ * removes one table. */
+TEST(yield_free_tables_bottom_up)
+{
+	struct memslot_config slot = { .gpa = 1024 * MiB, .size = 1024 * MiB,
+				       .flags = MEMSLOT_NO_HUGE,
+				       .backing = { .kind = BACKING_LAZY } };
+	struct mmu mmu;
+
+	saved = mmu_config;
+	mmu_config.prefetch = PREFETCH_OFF;
+	host_mem_init(64 * MiB);
+	REQUIRE(mmu_init(&mmu, &npt_format, gap_flush, &mmu) == 0);
+	REQUIRE(mmu_slot_add(&mmu, &slot) == 0);
+	for (uint64_t gpa = slot.gpa; gpa < slot.gpa + slot.size; gpa += 2 * MiB)
+		REQUIRE(tdp_map(&mmu, gpa, TDP_ACC_READ) == TDP_FIXED);
+	REQUIRE(mmu.stats.pages_4k == 512);
+	last_flush_visits = max_flush_gap = 0;
+	mmu.lock.waiters = 1;
+	CHECK(mmu_slot_remove(&mmu, slot.gpa) == 0);
+	mmu.lock.waiters = 0;
+	printf("  slot removal: at most %llu visits between two yields\n",
+	       (unsigned long long)max_flush_gap);
+	CHECK(max_flush_gap > 0 && max_flush_gap <= YIELD_BOUND);
+	CHECK_EQ_U64(mmu.stats.pages_4k, 0);
+	CHECK_EQ_U64(mmu.stats.mmu_tables, 2); /* the root, and the level-3 table of [0, 512G) */
+	teardown(&mmu);
+}
+
+TEST(conc_yield_discard)
+{
+	struct latency *l;
+	struct mmu mmu;
+	pthread_t t;
+
+	setup(&mmu, false);
+	l = start(&mmu, &t);
+	mmu_discard(&mmu, 0, SLOT_SIZE);
+	finish(l, t, "discard");
+	CHECK_EQ_U64(mmu.stats.pages_4k, 0);
+	teardown(&mmu);
+}
