@@ -529,13 +529,12 @@ TEST(lib_parse_cmdline_words)
 
 TEST(lib_sort_u64)
 {
-	uint64_t v[64], seed = 7;
+	uint64_t v[64];
 
+	rng = rng_seeded(7);
 	for (size_t n = 0; n <= 64; n++) {
-		for (size_t i = 0; i < n; i++) {
-			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			v[i] = (seed >> 33) % 16; /* duplicates on purpose */
-		}
+		for (size_t i = 0; i < n; i++)
+			v[i] = rng_below(&rng, 16); /* duplicates on purpose */
 		uint64_t sum = 0, sorted_sum = 0;
 		for (size_t i = 0; i < n; i++)
 			sum += v[i];
