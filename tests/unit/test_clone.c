@@ -7,6 +7,7 @@
 #include "mm/mmu_internal.h"
 #include "mm/rmap.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"
 #include "vmx/ept.h"
@@ -315,17 +316,9 @@ struct conc_family {
 struct conc_writer {
 	struct conc_family *c;
 	int id;
-	uint64_t seed;
+	struct rng rng; /* this thread's own */
 	uint64_t written[CONC_PAGES]; /* 0: never written */
 };
-
-static uint64_t conc_rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
 
 static void *writer_thread(void *arg)
 {
@@ -333,11 +326,11 @@ static void *writer_thread(void *arg)
 	struct mmu *mmu = &w->c->vm[w->id];
 
 	for (int i = 0; i < CONC_OPS; i++) {
-		unsigned page = (unsigned)(conc_rng(&w->seed) % CONC_PAGES);
+		unsigned page = (unsigned)rng_below(&w->rng, CONC_PAGES);
 		uint64_t gpa = (uint64_t)page * PAGE_SIZE, v;
 		bool ok;
 
-		if (conc_rng(&w->seed) % 3 == 0) {
+		if (rng_below(&w->rng, 3) == 0) {
 			v = ((uint64_t)w->id << 32) | (uint64_t)(i + 1);
 			if ((ok = guest_access(mmu, gpa, TDP_ACC_WRITE, &v)))
 				w->written[page] = v;
@@ -358,9 +351,9 @@ static void *reclaim_thread(void *arg)
 	struct conc_family *c = w->c;
 
 	for (int i = 0; i < CONC_OPS / 20; i++) {
-		uint64_t gpa = (conc_rng(&w->seed) % CONC_PAGES) * PAGE_SIZE;
+		uint64_t gpa = rng_below(&w->rng, CONC_PAGES) * PAGE_SIZE;
 
-		mmu_discard(&c->vm[0], gpa, (conc_rng(&w->seed) % 8 + 1) * PAGE_SIZE);
+		mmu_discard(&c->vm[0], gpa, (rng_below(&w->rng, 8) + 1) * PAGE_SIZE);
 		if (i % 10 == 0) {
 			vm_init(&c->vm[N_WRITERS + 1], c->vm[0].root.fmt, N_WRITERS + 1);
 			if (mmu_clone(&c->vm[0], &c->vm[N_WRITERS + 1]))
@@ -394,7 +387,8 @@ static void conc_clone_run(const struct spte_format *fmt, enum backing_kind kind
 	}
 	for (int i = 0; i <= N_WRITERS; i++) {
 		memset(&w[i], 0, sizeof(w[i]));
-		w[i] = (struct conc_writer){ .c = &c, .id = i, .seed = seed * 100 + (uint64_t)i + 1 };
+		w[i] = (struct conc_writer){ .c = &c, .id = i,
+					     .rng = rng_seeded(seed * 100 + (uint64_t)i + 1) };
 		pthread_create(&t[i], NULL, i ? writer_thread : reclaim_thread, &w[i]);
 	}
 	for (int i = 0; i <= N_WRITERS; i++)

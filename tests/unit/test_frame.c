@@ -2,6 +2,7 @@
  * is usable, and long seeded random sequences of allocations and frees. */
 #include "check.h"
 #include "mm/frame.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include <pthread.h>
 #include <stdint.h>
@@ -12,15 +13,6 @@
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-static uint64_t rng_next(uint64_t *s)
-{
-	/* xorshift64*: reproducible from the seed, good enough for test choices. */
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
 
 struct layout {
 	size_t span;
@@ -173,7 +165,7 @@ static bool stats_equal(const struct frame_stats *a, const struct frame_stats *b
 }
 
 /* Small orders mostly, so that many blocks are live; every order now and then. */
-static unsigned random_order(uint64_t *rng)
+static unsigned random_order(struct rng *rng)
 {
 	uint64_t r = rng_next(rng);
 
@@ -184,7 +176,7 @@ static void run_random(const struct layout *l, uint64_t seed, int steps)
 {
 	struct model m;
 	struct frame_stats initial, now;
-	uint64_t rng = seed;
+	struct rng rng = rng_seeded(seed);
 	int failures_before = unit_failures_in_current;
 
 	if (!model_init(&m, l)) {
@@ -197,12 +189,12 @@ static void run_random(const struct layout *l, uint64_t seed, int steps)
 	CHECK_EQ_U64(initial.free_bytes, initial.total_bytes);
 	for (int round = 0; round < 2; round++) {
 		for (int step = 0; step < steps; step++) {
-			bool grow = m.n_blocks < 8 || rng_next(&rng) % 100 < 52;
+			bool grow = m.n_blocks < 8 || rng_below(&rng, 100) < 52;
 
 			if (grow || !m.n_blocks)
 				model_alloc(&m, random_order(&rng));
 			else
-				model_free(&m, rng_next(&rng) % m.n_blocks);
+				model_free(&m, rng_below(&rng, m.n_blocks));
 			check_free_bytes(&m);
 			if (unit_failures_in_current != failures_before) {
 				printf("  seed %llu step %d\n", (unsigned long long)seed, step);
@@ -210,7 +202,7 @@ static void run_random(const struct layout *l, uint64_t seed, int steps)
 			}
 		}
 		while (m.n_blocks)
-			model_free(&m, rng_next(&rng) % m.n_blocks);
+			model_free(&m, rng_below(&rng, m.n_blocks));
 		frame_get_stats(&now);
 		CHECK(stats_equal(&now, &initial));
 	}
@@ -478,10 +470,10 @@ static void *conc_frame_worker(void *arg)
 	struct conc_worker *w = arg;
 	struct live_block live[64];
 	size_t n = 0;
-	uint64_t rng = w->seed;
+	struct rng rng = rng_seeded(w->seed); /* this thread's own */
 
 	for (int step = 0; step < w->steps || n; step++) {
-		bool grow = step < w->steps && (n == 0 || (n < 64 && rng_next(&rng) % 2));
+		bool grow = step < w->steps && (n == 0 || (n < 64 && rng_below(&rng, 2)));
 
 		if (grow) {
 			uint64_t r = rng_next(&rng);
@@ -495,7 +487,7 @@ static void *conc_frame_worker(void *arg)
 			*(uint64_t *)pa_to_va(pa) = block_tag(pa, order) ^ w->seed;
 			live[n++] = (struct live_block){ pa, order };
 		} else {
-			size_t i = rng_next(&rng) % n;
+			size_t i = rng_below(&rng, n);
 
 			if (*(uint64_t *)pa_to_va(live[i].pa) != (block_tag(live[i].pa, live[i].order) ^ w->seed))
 				w->errors++;

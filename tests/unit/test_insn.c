@@ -3,6 +3,7 @@
  * emulation against a fake memory, REP iterations, segments and wrapping,
  * faults, and the arithmetic flags compared with the host CPU's own for
  * random operands. */
+#include "tests/rng.h"
 #include "tests/unit/check.h"
 #include "virt/insn.h"
 #include "virt/backend.h"
@@ -1044,31 +1045,20 @@ static uint64_t host_un_run(const struct host_un *h, unsigned w, uint64_t a, uin
 	}
 }
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rng(void)
-{
-	/* xorshift64*: deterministic, so a failure replays */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
-
 /* Operands near the interesting edges (0, 1, the sign boundary, all ones,
  * nibble carries) half of the time. */
-static uint64_t operand(unsigned w)
+static uint64_t operand(struct rng *rng, unsigned w)
 {
 	static const uint64_t edges[] = { 0, 1, 2, 0x7f, 0x80, 0xff, 0x0f, 0x10, 0x7fff, 0x8000,
 					  0xffff, 0x7fffffff, 0x80000000, 0xffffffff,
 					  0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull };
 	uint64_t mask = w == 8 ? ~0ull : (1ull << (8 * w)) - 1;
-	uint64_t r = rng();
+	uint64_t r = rng_next(rng);
 	if (r & 1)
 		return edges[(r >> 1) % (sizeof edges / sizeof edges[0])] & mask;
 	if ((r & 6) == 2)
-		return (rng() & 0x1f) - 0x10; /* small, either sign */
-	return rng() & mask;
+		return (rng_next(rng) & 0x1f) - 0x10; /* small, either sign */
+	return rng_next(rng) & mask;
 }
 
 static unsigned put_prefixes(uint8_t *p, unsigned w)
@@ -1120,7 +1110,7 @@ TEST(insn_flags_vs_host_cpu)
 	static const char *const names[9] = { "add", "or", "adc", "sbb", "and", "sub", "xor", "cmp", "test" };
 	unsigned failures = 0;
 
-	rng_state = 0x9e3779b97f4a7c15ull;
+	struct rng rng = rng_seeded(0x9e3779b97f4a7c15ull); /* fixed, so a failure replays */
 	for (unsigned op = 0; op < 9; op++) {
 		/* AND OR XOR TEST leave AF undefined */
 		bool logic = op == INSN_ALU_AND || op == INSN_ALU_OR || op == INSN_ALU_XOR || op == 8;
@@ -1129,11 +1119,11 @@ TEST(insn_flags_vs_host_cpu)
 			unsigned w = widths[wi];
 			uint64_t mask = w == 8 ? ~0ull : (1ull << (8 * w)) - 1;
 			for (int i = 0; i < 3000 && failures < 10; i++) {
-				uint64_t a = operand(w), b = operand(w);
-				uint64_t fin = 0x2 | (rng() & FL_ARITH);
+				uint64_t a = operand(&rng, w), b = operand(&rng, w);
+				uint64_t fin = 0x2 | (rng_next(&rng) & FL_ARITH);
 				uint8_t bytes[16];
 				unsigned n = put_prefixes(bytes, w);
-				unsigned form = (unsigned)(rng() % 3);
+				unsigned form = (unsigned)rng_below(&rng, 3);
 				bool mem_dst = true;
 				if (op == 8) { /* test [rbx], ecx or test [rbx], imm */
 					if (form == 2) {
@@ -1153,7 +1143,7 @@ TEST(insn_flags_vs_host_cpu)
 					bytes[n++] = (uint8_t)(op * 8 + (w == 1 ? 2 : 3));
 					bytes[n++] = 0x0b;
 					mem_dst = false;
-				} else if (w > 1 && (rng() & 1)) { /* 83 /op ib */
+				} else if (w > 1 && (rng_next(&rng) & 1)) { /* 83 /op ib */
 					bytes[n++] = 0x83;
 					bytes[n++] = (uint8_t)(0x03 | op << 3);
 					bytes[n++] = (uint8_t)b;
@@ -1196,7 +1186,8 @@ TEST(insn_flags_vs_host_cpu)
 			unsigned w = widths[wi];
 			uint64_t mask = w == 8 ? ~0ull : (1ull << (8 * w)) - 1;
 			for (int i = 0; i < 3000 && failures < 10; i++) {
-				uint64_t a = operand(w), fin = 0x2 | (rng() & FL_ARITH), hf = fin, reg, fout;
+				uint64_t a = operand(&rng, w), fin = 0x2 | (rng_next(&rng) & FL_ARITH);
+				uint64_t hf = fin, reg, fout;
 				uint8_t bytes[4];
 				unsigned n = put_prefixes(bytes, w);
 				if (op < 2) {

@@ -1,5 +1,6 @@
 /* The local APIC model (virt/lapic.c), against the SDM vol. 3A chapter 10. */
 #include "check.h"
+#include "tests/rng.h"
 #include "virt/lapic.h"
 #include <stdint.h>
 #include <string.h>
@@ -1380,7 +1381,8 @@ TEST(lapic_state_check_passes_model_states)
 	struct lapic a;
 	struct lapic_state s;
 	char err[160] = "";
-	uint64_t rng = 12345, now = 1000;
+	struct rng rng = rng_seeded(12345);
+	uint64_t now = 1000;
 
 	lapic_init(&a, NULL, 9, false, 2000000);
 	lapic_state_save(&a, &s);
@@ -1405,11 +1407,9 @@ TEST(lapic_state_check_passes_model_states)
 
 	setup(&a, 9);
 	for (int step = 0; step < 200000; step++) {
-		uint32_t r, val;
+		uint64_t x = rng_next(&rng);
+		uint32_t r = (uint32_t)(x >> 33), val = (uint32_t)(x >> 5);
 
-		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-		r = (uint32_t)(rng >> 33);
-		val = (uint32_t)(rng >> 5);
 		now += r % 3000;
 		switch (r % 13) {
 		case 0: case 1: case 2:

@@ -8,6 +8,7 @@
 #include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "vmx/ept.h"
 #include <stdlib.h>
@@ -20,14 +21,6 @@
 static void no_flush(void *ctx)
 {
 	(void)ctx;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
 }
 
 static bool audit_ok(struct mmu *mmu)
@@ -288,7 +281,8 @@ struct lockstep {
 	bool hint_on;     /* the switch during `hinted`'s operations */
 	bool slot1_small; /* slot 1 has MEMSLOT_NO_HUGE this time */
 	uint64_t word[PAGES]; /* what each page's first word must read */
-	uint64_t seed, step;
+	struct rng rng;
+	uint64_t seed, step; /* seed: MMU_SEED to rerun */
 	bool failed;
 };
 
@@ -350,9 +344,9 @@ static bool mapped(struct mmu *mmu, uint64_t gpa, paddr_t *hpa)
 static void ls_access(struct lockstep *ls)
 {
 	/* A few pages per region, so that tables refill partly. */
-	uint64_t page = rng(&ls->seed) % (PAGES / REGION_PAGES) * REGION_PAGES +
-			rng(&ls->seed) % 16 * 29;
-	uint64_t gpa = page_gpa(page), value = rng(&ls->seed) | 1;
+	uint64_t page = rng_below(&ls->rng, PAGES / REGION_PAGES) * REGION_PAGES +
+			rng_below(&ls->rng, 16) * 29;
+	uint64_t gpa = page_gpa(page), value = rng_next(&ls->rng) | 1;
 	paddr_t hpa[2];
 
 	ON_BOTH(ls, if (tdp_map(mmu_, gpa, TDP_ACC_WRITE) == TDP_NO_MEMORY)
@@ -394,31 +388,31 @@ static void forget_words(struct lockstep *ls, uint64_t gpa, uint64_t len)
  * piece below 2 MiB. */
 static void random_range(struct lockstep *ls, bool whole, uint64_t *gpa, uint64_t *len)
 {
-	bool slot0 = rng(&ls->seed) % 3 != 0;
+	bool slot0 = rng_below(&ls->rng, 3) != 0;
 	uint64_t base = slot0 ? SLOT0 : SLOT1, size = slot0 ? SLOT0_SIZE : SLOT1_SIZE;
 	uint64_t regions = size / (2 * MiB);
 
 	if (whole) {
-		uint64_t first = rng(&ls->seed) % regions;
-		uint64_t n = 1 + rng(&ls->seed) % (regions - first);
+		uint64_t first = rng_below(&ls->rng, regions);
+		uint64_t n = 1 + rng_below(&ls->rng, regions - first);
 
 		*gpa = base + first * 2 * MiB;
 		*len = n * 2 * MiB;
-		if (rng(&ls->seed) % 4 == 0 && *gpa > base) { /* ragged start */
-			*gpa -= 4096 * (1 + rng(&ls->seed) % 511);
+		if (rng_below(&ls->rng, 4) == 0 && *gpa > base) { /* ragged start */
+			*gpa -= 4096 * (1 + rng_below(&ls->rng, 511));
 			*len += base + first * 2 * MiB - *gpa;
 		}
-		if (rng(&ls->seed) % 4 == 0 && *gpa + *len < base + size) /* ragged end */
-			*len += 4096 * (1 + rng(&ls->seed) % 511);
+		if (rng_below(&ls->rng, 4) == 0 && *gpa + *len < base + size) /* ragged end */
+			*len += 4096 * (1 + rng_below(&ls->rng, 511));
 		return;
 	}
-	*len = 4096 * (1 + rng(&ls->seed) % 511);
-	*gpa = base + (rng(&ls->seed) % ((size - *len) >> 12) << 12);
+	*len = 4096 * (1 + rng_below(&ls->rng, 511));
+	*gpa = base + (rng_below(&ls->rng, (size - *len) >> 12) << 12);
 }
 
 static void ls_step(struct lockstep *ls)
 {
-	unsigned op = rng(&ls->seed) % 100;
+	unsigned op = rng_below(&ls->rng, 100);
 	uint64_t gpa, len;
 
 	if (op < 65) {
@@ -433,10 +427,10 @@ static void ls_step(struct lockstep *ls)
 		check_unmapped(ls, gpa, len);
 		forget_words(ls, gpa, len);
 	} else if (op < 97) {
-		int which = (int)(rng(&ls->seed) % 2);
+		int which = (int)rng_below(&ls->rng, 2);
 
 		if (which == 1)
-			ls->slot1_small = rng(&ls->seed) % 2;
+			ls->slot1_small = rng_below(&ls->rng, 2);
 		ON_BOTH(ls, mmu_slot_remove(mmu_, which ? SLOT1 : SLOT0));
 		ON_BOTH(ls, add_slots(mmu_, ls->slot1_small, which));
 		forget_words(ls, which ? SLOT1 : SLOT0, which ? SLOT1_SIZE : SLOT0_SIZE);
@@ -466,6 +460,7 @@ static void lockstep_run(const struct spte_format *fmt, uint64_t seed, uint64_t 
 	host_mem_init(1 * GiB);
 	memset(&ls, 0, sizeof(ls));
 	ls.seed = seed;
+	ls.rng = rng_seeded(seed);
 	ls.hint_on = true;
 	REQUIRE(mmu_init(&ls.hinted, fmt, no_flush, NULL) == 0);
 	REQUIRE(mmu_init(&ls.plain, fmt, no_flush, NULL) == 0);

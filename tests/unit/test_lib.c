@@ -4,6 +4,7 @@
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/sort.h"
+#include "tests/rng.h"
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -22,16 +23,9 @@ int sprig_strncmp(const char *a, const char *b, size_t n);
 char *sprig_strchr(const char *s, int c);
 char *sprig_strrchr(const char *s, int c);
 
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	/* xorshift64*: fixed seed, so failures reproduce. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
-}
+/* Shared by cmp_printf and the random tests. Each test that draws seeds it
+ * first, so its draws do not depend on which tests ran before. */
+static struct rng rng;
 
 static int sign(int v)
 {
@@ -61,7 +55,7 @@ static bool cmp_printf(const char *fmt, ...)
 	}
 
 	/* Truncation: same bytes, terminated, nothing written past size. */
-	size_t size = rnd() % 24;
+	size_t size = rng_below(&rng, 24);
 	memset(mine, 'Z', sizeof(mine));
 	memset(host, 'Z', sizeof(host));
 	va_start(ap, fmt);
@@ -81,6 +75,9 @@ static bool cmp_printf(const char *fmt, ...)
 
 TEST(lib_printf_fixed)
 {
+	/* cmp_printf cuts each output to a random size: seeded here, so the
+	 * sizes do not hang on what ran before. */
+	rng = rng_seeded(0xf1bedull);
 	cmp_printf("plain text");
 	cmp_printf("%d %i %u %x %X %o", -42, 42, 42u, 0xbeefu, 0xbeefu, 8u);
 	cmp_printf("%lld %llu", (long long)INT64_MIN, (unsigned long long)UINT64_MAX);
@@ -149,11 +146,11 @@ TEST(lib_printf_random)
 	static const char *const strings[] = { "", "a", "hello", "sprig hypervisor", "tab\there" };
 	int mismatches = 0;
 
-	rng_state = 0x5eed5eed12345678ull;
+	rng = rng_seeded(0x5eed5eed12345678ull);
 	for (int iter = 0; iter < 20000 && mismatches < 10; iter++) {
 		char fmt[64], *f = fmt;
 		const char *convs = "diuxXocsp";
-		char conv = convs[rnd() % 9];
+		char conv = convs[rng_below(&rng, 9)];
 		bool numeric = strchr("diuxXo", conv) != NULL;
 		int stars[2], nstars = 0;
 
@@ -165,39 +162,39 @@ TEST(lib_printf_random)
 			if ((fl == '#' && !strchr("xXo", conv)) || (fl == '0' && !numeric) ||
 			    (strchr("+ ", fl) && conv == 'p'))
 				continue;
-			if (rnd() % 4 == 0)
+			if (rng_below(&rng, 4) == 0)
 				*f++ = fl;
 		}
-		switch (rnd() % 4) {
+		switch (rng_below(&rng, 4)) {
 		case 1:
-			f += sprintf(f, "%d", (int)(rnd() % 30));
+			f += sprintf(f, "%d", (int)rng_below(&rng, 30));
 			break;
 		case 2:
 			*f++ = '*';
-			stars[nstars++] = (int)(rnd() % 41) - 20;
+			stars[nstars++] = (int)rng_below(&rng, 41) - 20;
 			break;
 		}
 		if (conv != 'c' && conv != 'p') {
-			switch (rnd() % 4) {
+			switch (rng_below(&rng, 4)) {
 			case 1:
-				f += sprintf(f, ".%d", (int)(rnd() % 25));
+				f += sprintf(f, ".%d", (int)rng_below(&rng, 25));
 				break;
 			case 2:
 				f += sprintf(f, ".*");
-				stars[nstars++] = (int)(rnd() % 31) - 5;
+				stars[nstars++] = (int)rng_below(&rng, 31) - 5;
 				break;
 			case 3:
 				*f++ = '.';
 				break;
 			}
 		}
-		int len = numeric ? (int)(rnd() % 8) : 0;
+		int len = numeric ? (int)rng_below(&rng, 8) : 0;
 		f += sprintf(f, "%s%c>", lengths[len], conv);
 		*f = '\0';
 
 		/* Values of every magnitude, both signs. */
-		uint64_t v = rnd() >> (rnd() % 64);
-		if (rnd() % 2)
+		uint64_t v = rng_next(&rng) >> rng_below(&rng, 64);
+		if (rng_below(&rng, 2))
 			v = -v;
 		bool ok;
 #define WITH_STARS(arg)                                                              \
@@ -295,11 +292,11 @@ TEST(lib_string_mem_random)
 {
 	static unsigned char a[320], b[320], src[320];
 
-	rng_state = 0x0123456789abcdefull;
+	rng = rng_seeded(0x0123456789abcdefull);
 	for (int iter = 0; iter < 4000; iter++) {
 		for (size_t i = 0; i < sizeof(src); i++)
-			src[i] = rnd();
-		size_t n = rnd() % 257, da = rnd() % 16, sa = rnd() % 16;
+			src[i] = rng_next(&rng);
+		size_t n = rng_below(&rng, 257), da = rng_below(&rng, 16), sa = rng_below(&rng, 16);
 
 		/* memcpy at every alignment of source and destination. */
 		memcpy(a, src, sizeof(a));
@@ -309,7 +306,7 @@ TEST(lib_string_mem_random)
 		CHECK(memcmp(a, b, sizeof(a)) == 0);
 
 		/* memset with values beyond a byte: only the low byte counts. */
-		int c = (int)(rnd() % 1024) - 512;
+		int c = (int)rng_below(&rng, 1024) - 512;
 		CHECK(sprig_memset(a + da, c, n) == a + da);
 		memset(b + da, c, n);
 		CHECK(memcmp(a, b, sizeof(a)) == 0);
@@ -317,7 +314,7 @@ TEST(lib_string_mem_random)
 		/* memmove in one buffer, overlapping either way. */
 		memcpy(a, src, sizeof(a));
 		memcpy(b, src, sizeof(b));
-		size_t from = rnd() % 48, to = rnd() % 48;
+		size_t from = rng_below(&rng, 48), to = rng_below(&rng, 48);
 		CHECK(sprig_memmove(a + to, a + from, n) == a + to);
 		memmove(b + to, b + from, n);
 		CHECK(memcmp(a, b, sizeof(a)) == 0);
@@ -325,8 +322,8 @@ TEST(lib_string_mem_random)
 		/* memcmp: equal prefix, then a difference (or none). */
 		memcpy(a, src, sizeof(a));
 		memcpy(b, src, sizeof(b));
-		if (n && rnd() % 4)
-			b[rnd() % n] = rnd();
+		if (n && rng_below(&rng, 4))
+			b[rng_below(&rng, n)] = rng_next(&rng);
 		CHECK(sign(sprig_memcmp(a, b, n)) == sign(memcmp(a, b, n)));
 	}
 	CHECK(sprig_memcmp("\x80", "\x01", 1) > 0); /* bytes compare unsigned */
@@ -338,25 +335,28 @@ TEST(lib_string_str_random)
 {
 	static char a[200], b[200];
 
-	rng_state = 0xfeedfacecafebeefull;
+	rng = rng_seeded(0xfeedfacecafebeefull);
 	for (int iter = 0; iter < 4000; iter++) {
 		/* Small alphabet with high-bit bytes, so matches and ties are common. */
-		size_t la = rnd() % 150, lb = rnd() % 150, off = rnd() % 16;
+		size_t la = rng_below(&rng, 150), lb = rng_below(&rng, 150), off = rng_below(&rng, 16);
 		for (size_t i = 0; i < la; i++)
-			a[off + i] = "ab\x80\xff"[rnd() % 4];
+			a[off + i] = "ab\x80\xff"[rng_below(&rng, 4)];
 		a[off + la] = '\0';
 		for (size_t i = 0; i < lb; i++)
-			b[i] = i < la && rnd() % 8 ? a[off + i] : "ab\x80\xff"[rnd() % 4];
+			b[i] = i < la && rng_below(&rng, 8) ? a[off + i] : "ab\x80\xff"[rng_below(&rng, 4)];
 		b[lb] = '\0';
 		const char *s = a + off;
 
 		CHECK(sprig_strlen(s) == strlen(s));
-		size_t max = rnd() % 160;
+		size_t max = rng_below(&rng, 160);
 		CHECK(sprig_strnlen(s, max) == strnlen(s, max));
 		CHECK(sign(sprig_strcmp(s, b)) == sign(strcmp(s, b)));
-		size_t n = rnd() % 160;
+		size_t n = rng_below(&rng, 160);
 		CHECK(sign(sprig_strncmp(s, b, n)) == sign(strncmp(s, b, n)));
-		int c = rnd() % 3 == 0 ? 0 : (int)(signed char)"ab\x80\xff"[rnd() % 4] + (int)(rnd() % 2) * 256;
+		int c = 0;
+		if (rng_below(&rng, 3) != 0)
+			c = (int)(signed char)"ab\x80\xff"[rng_below(&rng, 4)] +
+			    (int)rng_below(&rng, 2) * 256;
 		CHECK(sprig_strchr(s, c) == strchr(s, c));
 		CHECK(sprig_strrchr(s, c) == strrchr(s, c));
 	}
@@ -529,13 +529,12 @@ TEST(lib_parse_cmdline_words)
 
 TEST(lib_sort_u64)
 {
-	uint64_t v[64], seed = 7;
+	uint64_t v[64];
 
+	rng = rng_seeded(7);
 	for (size_t n = 0; n <= 64; n++) {
-		for (size_t i = 0; i < n; i++) {
-			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			v[i] = (seed >> 33) % 16; /* duplicates on purpose */
-		}
+		for (size_t i = 0; i < n; i++)
+			v[i] = rng_below(&rng, 16); /* duplicates on purpose */
 		uint64_t sum = 0, sorted_sum = 0;
 		for (size_t i = 0; i < n; i++)
 			sum += v[i];

@@ -6,6 +6,7 @@
 #include "check.h"
 #include "mm/mmu.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "virt/mb1_loader.h"
 #include <stdlib.h>
@@ -943,16 +944,6 @@ TEST(mb1_map_ranges)
 
 /* ---- Property: random layouts never overlap ---- */
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static uint64_t rnd(uint64_t n)
-{
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return n ? rng_state % n : 0;
-}
-
 #define RND_SEGS 3
 #define RND_HDR 0x180 /* multiboot header; program headers at 52 */
 #define RND_DATA 0x200
@@ -989,6 +980,7 @@ TEST(mb1_layout_property)
 	static uint8_t moddata[3][0x12000];
 	char *line = malloc(4096), *mstr[3];
 	int loaded = 0, low_moved = 0, runs = 600;
+	struct rng rng = rng_seeded(0x9e3779b97f4a7c15ull);
 	uint64_t before;
 
 	host_mem_init(256 * MiB);
@@ -998,7 +990,7 @@ TEST(mb1_layout_property)
 		mstr[m] = malloc(300);
 	}
 	for (int run = 0; run < runs; run++) {
-		uint64_t mem = mems[rnd(4)];
+		uint64_t mem = mems[rng_below(&rng, 4)];
 		uint32_t paddr[RND_SEGS], filesz[RND_SEGS], memsz[RND_SEGS], at;
 		struct mb1_module_src mods[3];
 		struct mb1_mem_range ranges[3];
@@ -1007,18 +999,20 @@ TEST(mb1_layout_property)
 		struct mb1_entry e = { 0 };
 		struct mmu mmu;
 		char err[160] = "";
-		int nseg = 1 + (int)rnd(RND_SEGS), n, nr = 0;
-		size_t n_mods = rnd(4), cl = rnd(8) ? rnd(300) : 4095;
-		bool aout = rnd(3) == 0;
+		int nseg = 1 + (int)rng_below(&rng, RND_SEGS), n, nr = 0;
+		size_t n_mods = rng_below(&rng, 4);
+		size_t cl = rng_below(&rng, 8) ? rng_below(&rng, 300) : 4095;
+		bool aout = rng_below(&rng, 3) == 0;
 
 		/* Kernel: low (around QEMU's 0x9000) half the time, else near 1 MiB. */
-		at = rnd(2) ? 0x1000 + (uint32_t)rnd(0xc000) : 0x100000 + (uint32_t)rnd(0x80000);
+		at = rng_below(&rng, 2) ? 0x1000 + (uint32_t)rng_below(&rng, 0xc000)
+					: 0x100000 + (uint32_t)rng_below(&rng, 0x80000);
 		at &= ~3u;
 		for (int i = 0; i < nseg; i++) {
 			paddr[i] = at;
-			filesz[i] = 1 + (uint32_t)rnd(0x800);
-			memsz[i] = filesz[i] + (rnd(2) ? (uint32_t)rnd(0x4000) : 0);
-			at = (paddr[i] + memsz[i] + (uint32_t)rnd(0x3000) + 3) & ~3u;
+			filesz[i] = 1 + (uint32_t)rng_below(&rng, 0x800);
+			memsz[i] = filesz[i] + (rng_below(&rng, 2) ? (uint32_t)rng_below(&rng, 0x4000) : 0);
+			at = (paddr[i] + memsz[i] + (uint32_t)rng_below(&rng, 0x3000) + 3) & ~3u;
 		}
 		if (aout) {
 			uint32_t load = paddr[0] & ~0xfffu;
@@ -1026,7 +1020,7 @@ TEST(mb1_layout_property)
 			aout_image(&im, 0);
 			put32(&im, AOUT_HDR + 12, load + AOUT_HDR);
 			put32(&im, AOUT_HDR + 16, load);
-			put32(&im, AOUT_HDR + 24, load + AOUT_SIZE + (uint32_t)rnd(0x6000));
+			put32(&im, AOUT_HDR + 24, load + AOUT_SIZE + (uint32_t)rng_below(&rng, 0x6000));
 			put32(&im, AOUT_HDR + 28, load + 0x80);
 			nseg = 1;
 			paddr[0] = load;
@@ -1034,23 +1028,24 @@ TEST(mb1_layout_property)
 			rnd_elf(&im, nseg, paddr, filesz, memsz);
 		}
 		for (int i = 0; i < (int)cl; i++)
-			line[i] = (char)('!' + rnd(90));
+			line[i] = (char)('!' + rng_below(&rng, 90));
 		line[cl] = 0;
 		for (size_t i = 0; i < n_mods; i++) {
-			size_t sl = rnd(299);
+			size_t sl = rng_below(&rng, 299);
 			for (size_t k = 0; k < sl; k++)
-				mstr[i][k] = (char)('a' + rnd(26));
+				mstr[i][k] = (char)('a' + rng_below(&rng, 26));
 			mstr[i][sl] = 0;
-			mods[i] = (struct mb1_module_src){ moddata[i], rnd(sizeof(moddata[i])),
-							   rnd(5) ? mstr[i] : NULL };
+			mods[i] = (struct mb1_module_src){ moddata[i], rng_below(&rng, sizeof(moddata[i])),
+							   rng_below(&rng, 5) ? mstr[i] : NULL };
 		}
-		for (int i = (int)rnd(4); i > 0; i--) {
-			uint64_t b = rnd(mem / 0x1000 + 64) * 0x1000, s = 0x1000 * (1 + rnd(16));
+		for (int i = (int)rng_below(&rng, 4); i > 0; i--) {
+			uint64_t b = rng_below(&rng, mem / 0x1000 + 64) * 0x1000;
+			uint64_t s = 0x1000 * (1 + rng_below(&rng, 16));
 			bool clash = false;
 			for (int k = 0; k < nr; k++)
 				clash |= b < ranges[k].base + ranges[k].size && ranges[k].base < b + s;
 			if (!clash)
-				ranges[nr++] = (struct mb1_mem_range){ b, s, 2 + (uint32_t)rnd(4) };
+				ranges[nr++] = (struct mb1_mem_range){ b, s, 2 + (uint32_t)rng_below(&rng, 4) };
 		}
 
 		struct mb1_boot bt = { im.b, im.len, mem, line, mods, n_mods, ranges, (size_t)nr };

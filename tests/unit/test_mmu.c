@@ -7,6 +7,7 @@
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"
 #include "tests/unit/model_tlb.h"
@@ -17,19 +18,6 @@
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
-
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
-
-static uint64_t rng_below(uint64_t *s, uint64_t n)
-{
-	return rng_next(s) % n;
-}
 
 static const struct spte_format *test_formats[3];
 
@@ -223,17 +211,18 @@ TEST(mmu_huge_mappings)
 TEST(mmu_iter_yield_resume)
 {
 	struct mmu mmu;
-	uint64_t seed = 7, visited_plain[600], n_plain = 0;
+	struct rng rng = rng_seeded(7);
+	uint64_t visited_plain[600], n_plain = 0;
 	struct memslot_config s = slot_cfg(0, 64 * MiB, BACKING_LAZY);
 
 	host_mem_init(1 * GiB);
 	REQUIRE(mmu_init(&mmu, &npt_format, no_flush, NULL) == 0);
 	REQUIRE(mmu_slot_add(&mmu, &s) == 0);
 	for (int i = 0; i < 500; i++)
-		tdp_map(&mmu, rng_below(&seed, 64 * MiB), TDP_ACC_READ);
+		tdp_map(&mmu, rng_below(&rng, 64 * MiB), TDP_ACC_READ);
 	for (int round = 0; round < 50; round++) {
 		struct tdp_iter it;
-		uint64_t n = 0, start = rng_below(&seed, 16384), end = start + rng_below(&seed, 16384);
+		uint64_t n = 0, start = rng_below(&rng, 16384), end = start + rng_below(&rng, 16384);
 		bool ok = true;
 
 		n_plain = 0;
@@ -241,7 +230,7 @@ TEST(mmu_iter_yield_resume)
 			if (spte_present(mmu.root.fmt, it.old_spte) && it.level == 1)
 				visited_plain[n_plain++] = it.gfn;
 		for_each_tdp_pte(it, &mmu.root, start, end) {
-			if (tdp_iter_may_yield(&it) && rng_below(&seed, 4) == 0) {
+			if (tdp_iter_may_yield(&it) && rng_below(&rng, 4) == 0) {
 				tdp_iter_restart(&it);
 				if (!it.valid)
 					break;

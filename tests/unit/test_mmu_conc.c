@@ -6,6 +6,7 @@
 #include "check.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/model_tlb.h"
 #include "vmx/ept.h"
@@ -25,14 +26,6 @@
 #define CHURN_SIZE (4 * MiB)
 #define SPACE (36 * MiB)
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
-
 struct conc {
 	struct mmu mmu;
 	struct model_tlb tlb[N_VCPUS];
@@ -42,7 +35,7 @@ struct conc {
 
 struct worker {
 	struct conc *c;
-	uint64_t seed;
+	struct rng rng; /* this thread's own */
 	int id;
 };
 
@@ -52,8 +45,8 @@ static void *vcpu_thread(void *arg)
 	struct model_tlb *tlb = &w->c->tlb[w->id];
 
 	for (int i = 0; i < OPS; i++) {
-		uint64_t gpa = rng(&w->seed) % SPACE;
-		unsigned access = rng(&w->seed) % 2 ? TDP_ACC_WRITE : TDP_ACC_READ;
+		uint64_t gpa = rng_below(&w->rng, SPACE);
+		unsigned access = rng_below(&w->rng, 2) ? TDP_ACC_WRITE : TDP_ACC_READ;
 		paddr_t hpa;
 		int res = model_access(tlb, &w->c->mmu, gpa, access, &hpa);
 
@@ -72,8 +65,8 @@ static void *invalidator_thread(void *arg)
 	struct mmu *mmu = &w->c->mmu;
 
 	for (int i = 0; i < OPS / 10; i++) {
-		uint64_t gpa = (rng(&w->seed) % SPACE) & ~0xfffull;
-		uint64_t len = (rng(&w->seed) % (3 * MiB)) + 4096;
+		uint64_t gpa = rng_below(&w->rng, SPACE) & ~0xfffull;
+		uint64_t len = rng_below(&w->rng, 3 * MiB) + 4096;
 
 		if (i % 2) {
 			mmu_discard(mmu, gpa, len);
@@ -94,7 +87,7 @@ static void *slot_thread(void *arg)
 					.backing = { .kind = BACKING_LAZY } };
 
 	for (int i = 0; i < OPS / 100; i++) {
-		churn.backing.kind = rng(&w->seed) % 2 ? BACKING_LAZY : BACKING_EAGER;
+		churn.backing.kind = rng_below(&w->rng, 2) ? BACKING_LAZY : BACKING_EAGER;
 		if (mmu_slot_add(&w->c->mmu, &churn) ||
 		    mmu_slot_remove(&w->c->mmu, CHURN_GPA)) {
 			printf("  slot add/remove failed\n");
@@ -133,7 +126,9 @@ static void conc_run(const struct spte_format *fmt, uint64_t seed)
 	REQUIRE(mmu_slot_add(&c.mmu, &eager) == 0);
 	for (int round = 0; round < ROUNDS; round++) {
 		for (int i = 0; i < N_VCPUS + 2; i++) {
-			w[i] = (struct worker){ &c, seed * 1000 + (uint64_t)round * 10 + (uint64_t)i + 1, i };
+			uint64_t s = seed * 1000 + (uint64_t)round * 10 + (uint64_t)i + 1;
+
+			w[i] = (struct worker){ &c, rng_seeded(s), i };
 			pthread_create(&t[i], NULL,
 				       i < N_VCPUS ? vcpu_thread : i == N_VCPUS ? invalidator_thread : slot_thread,
 				       &w[i]);

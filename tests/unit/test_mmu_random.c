@@ -9,6 +9,7 @@
 #include "check.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/model_tlb.h"
 #include "vmx/ept.h"
@@ -19,14 +20,6 @@
 #define GiB (1ull << 30)
 #define MiB (1ull << 20)
 #define KiB (1ull << 10)
-
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
 
 #define UNKNOWN_WORD 0xdeadbeefcafef00dull /* eager without zeroing: any content */
 
@@ -63,27 +56,27 @@ static void region_reset_page(struct region *r, uint64_t page)
 		r->frame[page] = 0;
 }
 
-static bool add_region(struct mmu *mmu, struct region *r, uint64_t *seed)
+static bool add_region(struct mmu *mmu, struct region *r, struct rng *rng)
 {
 	uint64_t pages = r->size >> 12;
 	static const uint32_t chunks[] = { 1, 4, 16, 512 };
 	struct memslot_config c = { .gpa = r->gpa, .size = r->size };
 
-	r->kind = r->only_eager_no_zero ? BACKING_EAGER : (enum backing_kind)(rng(seed) % 3);
+	r->kind = r->only_eager_no_zero ? BACKING_EAGER : (enum backing_kind)rng_below(rng, 3);
 	c.backing.kind = r->kind;
 	c.backing.no_zero = r->only_eager_no_zero;
-	if (rng(seed) % 5 == 0)
+	if (rng_below(rng, 5) == 0)
 		c.flags |= MEMSLOT_READONLY;
-	if (rng(seed) % 5 == 0)
+	if (rng_below(rng, 5) == 0)
 		c.flags |= MEMSLOT_NO_HUGE;
 	if (r->kind == BACKING_RESTORE) {
-		r->image_bytes = rng(seed) % 2 ? r->size : r->size / 2 + 1234;
+		r->image_bytes = rng_below(rng, 2) ? r->size : r->size / 2 + 1234;
 		r->image = malloc(r->image_bytes + 8);
 		for (uint64_t i = 0; i < (r->image_bytes + 7) / 8; i++)
-			r->image[i] = rng(seed) | 1;
+			r->image[i] = rng_next(rng) | 1;
 		c.backing.image = r->image;
 		c.backing.image_bytes = r->image_bytes;
-		c.backing.chunk_pages = chunks[rng(seed) % 4];
+		c.backing.chunk_pages = chunks[rng_below(rng, 4)];
 	}
 	if (mmu_slot_add(mmu, &c))
 		return false;
@@ -120,25 +113,27 @@ static struct region *region_of(uint64_t gpa)
 
 static uint64_t last_gpa;
 
-static uint64_t random_gpa(uint64_t *seed)
+static uint64_t random_gpa(struct rng *rng)
 {
-	struct region *r = &regions[rng(seed) % N_REGIONS];
+	struct region *r = &regions[rng_below(rng, N_REGIONS)];
 
-	if (rng(seed) % 2) /* near the last access: TLB hits, spurious faults */
-		return last_gpa = (last_gpa + (rng(seed) % (64 * KiB)) - 32 * KiB) & ~7ull;
+	if (rng_below(rng, 2)) /* near the last access: TLB hits, spurious faults */
+		return last_gpa = (last_gpa + rng_below(rng, 64 * KiB) - 32 * KiB) & ~7ull;
 
-	if (rng(seed) % 16 == 0) /* around the region: edges and holes */
-		return last_gpa = (r->gpa + r->size - 64 * KiB + rng(seed) % (128 * KiB)) & ~7ull;
-	if (r->only_eager_no_zero && rng(seed) % 2) /* keep to a few 2 MiB areas */
-		return last_gpa = r->gpa + (rng(seed) % 4) * 256 * MiB + (rng(seed) % (2 * MiB) & ~7ull);
-	return last_gpa = r->gpa + (rng(seed) % r->size & ~7ull);
+	if (rng_below(rng, 16) == 0) /* around the region: edges and holes */
+		return last_gpa = (r->gpa + r->size - 64 * KiB + rng_below(rng, 128 * KiB)) & ~7ull;
+	if (r->only_eager_no_zero && rng_below(rng, 2)) /* keep to a few 2 MiB areas */
+		return last_gpa = r->gpa + rng_below(rng, 4) * 256 * MiB +
+				  (rng_below(rng, 2 * MiB) & ~7ull);
+	return last_gpa = r->gpa + (rng_below(rng, r->size) & ~7ull);
 }
 
 struct run {
 	struct mmu mmu;
 	struct model_tlb tlb;
 	struct model_tlbs tlbs;
-	uint64_t seed, first_seed; /* the generator's state, and MMU_SEED to rerun */
+	struct rng rng;
+	uint64_t first_seed; /* MMU_SEED to rerun */
 	uint64_t steps, accesses, zaps, discards, adds, removes;
 	bool failed;
 };
@@ -157,9 +152,10 @@ static void fail_step(struct run *run, uint64_t step, const char *what)
 
 static void step_access(struct run *run, uint64_t step)
 {
-	uint64_t gpa = random_gpa(&run->seed);
+	uint64_t gpa = random_gpa(&run->rng);
 	struct region *r = region_of(gpa);
-	unsigned access = (unsigned[]){ TDP_ACC_READ, TDP_ACC_WRITE, TDP_ACC_EXEC }[rng(&run->seed) % 3];
+	unsigned access =
+		(unsigned[]){ TDP_ACC_READ, TDP_ACC_WRITE, TDP_ACC_EXEC }[rng_below(&run->rng, 3)];
 	paddr_t hpa;
 	int res = model_access(&run->tlb, &run->mmu, gpa, access, &hpa);
 	struct memslot *slot = memslot_find(&run->mmu.slots, gpa >> 12);
@@ -189,16 +185,16 @@ static void step_access(struct run *run, uint64_t step)
 	if (r->word[page] != UNKNOWN_WORD && *word != r->word[page])
 		fail_step(run, step, "page content differs from the model");
 	if (access == TDP_ACC_WRITE) {
-		r->word[page] = rng(&run->seed);
+		r->word[page] = rng_next(&run->rng);
 		*word = r->word[page];
 	}
 }
 
 static void step_zap(struct run *run, uint64_t step, bool discard)
 {
-	uint64_t a = random_gpa(&run->seed) & ~0xfffull;
-	uint64_t len = (rng(&run->seed) % 4 == 0 ? rng(&run->seed) % (8 * MiB)
-						  : rng(&run->seed) % (64 * KiB)) + 4096;
+	uint64_t a = random_gpa(&run->rng) & ~0xfffull;
+	uint64_t len = (rng_below(&run->rng, 4) == 0 ? rng_below(&run->rng, 8 * MiB)
+						  : rng_below(&run->rng, 64 * KiB)) + 4096;
 
 	(void)step;
 	len &= ~0xfffull;
@@ -222,7 +218,7 @@ static void step_zap(struct run *run, uint64_t step, bool discard)
 
 static void step_slot(struct run *run, uint64_t step)
 {
-	struct region *r = &regions[rng(&run->seed) % N_REGIONS];
+	struct region *r = &regions[rng_below(&run->rng, N_REGIONS)];
 
 	if (r->present) {
 		run->removes++;
@@ -231,7 +227,7 @@ static void step_slot(struct run *run, uint64_t step)
 		drop_region(r);
 	} else {
 		run->adds++;
-		if (!add_region(&run->mmu, r, &run->seed))
+		if (!add_region(&run->mmu, r, &run->rng))
 			fail_step(run, step, "slot add failed");
 	}
 }
@@ -247,14 +243,15 @@ static void random_run(const struct spte_format *fmt, uint64_t seed, uint64_t st
 	frame_get_stats(&st);
 	free_before = st.free_bytes;
 	memset(&run, 0, sizeof(run));
-	run.seed = run.first_seed = seed;
+	run.rng = rng_seeded(seed);
+	run.first_seed = seed;
 	run.tlbs = (struct model_tlbs){ 1, { &run.tlb } };
 	if (mmu_init(&run.mmu, fmt, model_tlb_flush, &run.tlbs)) {
 		unit_fail(__FILE__, __LINE__, "mmu_init");
 		return;
 	}
 	for (uint64_t step = 0; step < steps && !run.failed; step++) {
-		unsigned op = rng(&run.seed) % 100;
+		unsigned op = rng_below(&run.rng, 100);
 
 		if (op < 75)
 			step_access(&run, step);

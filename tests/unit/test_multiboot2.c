@@ -3,6 +3,7 @@
  * read, so ASan reports any read past them. */
 #include "check.h"
 #include "boot/multiboot2.h"
+#include "tests/rng.h"
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -483,19 +484,19 @@ TEST(mb2_map_random_against_model)
 {
 	/* Random overlapping maps over 64 pages, checked page by page against a
 	 * model where the most restrictive type covering a page wins. */
-	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	struct rng rng = rng_seeded(0x9e3779b97f4a7c15ull);
 
 	for (int iter = 0; iter < 2000; iter++) {
 		struct payload p = { .len = 0 };
 		uint32_t model[64] = { 0 };
-		int n = 1 + (int)(seed % 12);
+		int n = 1 + (int)rng_below(&rng, 12);
 
 		p32(&p, 24);
 		p32(&p, 0);
 		for (int k = 0; k < n; k++) {
-			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-			uint64_t first = (seed >> 20) % 64, count = (seed >> 30) % 16;
-			uint32_t type = 1 + (seed >> 40) % 5;
+			uint64_t r = rng_next(&rng);
+			uint64_t first = (r >> 20) % 64, count = (r >> 30) % 16;
+			uint32_t type = 1 + (r >> 40) % 5;
 			if (first + count > 64)
 				count = 64 - first;
 			bios_entry(&p, first << 12, count << 12, type);

@@ -9,6 +9,7 @@
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"
 #include "vmx/ept.h"
@@ -403,21 +404,12 @@ TEST(prefetch_not_adaptive_tries_every_fault)
 
 struct conc_prefetch {
 	struct mmu mmu;
-	uint64_t seed;
 	uint64_t bad;
 };
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
-
 struct conc_worker {
 	struct conc_prefetch *c;
-	uint64_t seed;
+	struct rng rng; /* this thread's own */
 };
 
 static void *conc_vcpu(void *arg)
@@ -427,7 +419,7 @@ static void *conc_vcpu(void *arg)
 
 	for (int i = 0; i < CONC_OPS; i++) {
 		/* Mostly sequential bursts, so that prefetched runs get used. */
-		uint64_t gpa = (rng(&w->seed) % CONC_SLOT) & ~(PAGE_SIZE - 1);
+		uint64_t gpa = rng_below(&w->rng, CONC_SLOT) & ~(PAGE_SIZE - 1);
 
 		for (int k = 0; k < 8 && gpa < CONC_SLOT; k++, gpa += PAGE_SIZE) {
 			const struct spte_format *f = mmu->root.fmt;
@@ -461,8 +453,8 @@ static void *conc_discarder(void *arg)
 	struct conc_worker *w = arg;
 
 	for (int i = 0; i < CONC_OPS / 8; i++) {
-		uint64_t gpa = (rng(&w->seed) % CONC_SLOT) & ~(PAGE_SIZE - 1);
-		uint64_t len = ((rng(&w->seed) % (1 * MiB)) & ~(PAGE_SIZE - 1)) + PAGE_SIZE;
+		uint64_t gpa = rng_below(&w->rng, CONC_SLOT) & ~(PAGE_SIZE - 1);
+		uint64_t len = (rng_below(&w->rng, 1 * MiB) & ~(PAGE_SIZE - 1)) + PAGE_SIZE;
 
 		mmu_discard(&w->c->mmu, gpa, len);
 	}
@@ -480,7 +472,9 @@ static void conc_prefetch_run(const struct spte_format *f, uint32_t chunk_pages)
 	memset(&c, 0, sizeof(c));
 	REQUIRE(restore_vm(&c.mmu, f, 0, CONC_SLOT, chunk_pages, 0) == 0);
 	for (int i = 0; i <= CONC_VCPUS; i++) {
-		w[i] = (struct conc_worker){ &c, 0x1234567ull * (uint64_t)(i + 1) + chunk_pages };
+		uint64_t seed = 0x1234567ull * (uint64_t)(i + 1) + chunk_pages;
+
+		w[i] = (struct conc_worker){ &c, rng_seeded(seed) };
 		pthread_create(&t[i], NULL, i < CONC_VCPUS ? conc_vcpu : conc_discarder, &w[i]);
 	}
 	for (int i = 0; i <= CONC_VCPUS; i++)

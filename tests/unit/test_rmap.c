@@ -6,6 +6,7 @@
 #include "check.h"
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include <pthread.h>
 #include <stdlib.h>
@@ -13,14 +14,6 @@
 
 #define MiB (1ull << 20)
 #define TABLE_WORDS (2 * RMAP_BACKREF_DISTANCE) /* entries, then back-references */
-
-static uint64_t rmap_rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
 
 /* SPTE storage laid out as the MMU lays out leaf tables. */
 static uint64_t *tables_alloc(unsigned tables)
@@ -88,6 +81,7 @@ static void check_head(struct model *m, int h)
 static void run_model(int layout, bool by_backref, bool switch_layouts, uint64_t seed)
 {
 	struct model *m = calloc(1, sizeof *m);
+	struct rng rng = rng_seeded(seed);
 
 	mmu_config.rmap_desc = layout;
 	mmu_config.rmap_backref = by_backref;
@@ -95,15 +89,15 @@ static void run_model(int layout, bool by_backref, bool switch_layouts, uint64_t
 	for (unsigned i = 0; i < SPTES; i++)
 		m->owner[i] = -1;
 	for (int step = 0; step < 40000; step++) {
-		unsigned i = (unsigned)(rmap_rng(&seed) % SPTES);
-		int h = (int)(rmap_rng(&seed) % HEADS);
+		unsigned i = (unsigned)rng_below(&rng, SPTES);
+		int h = (int)rng_below(&rng, HEADS);
 		uint64_t *sptep = spte_at(m->tables, i);
 
 		if (switch_layouts && step % 500 == 0)
-			mmu_config.rmap_desc = (int)(rmap_rng(&seed) % RMAP_DESC_KINDS);
+			mmu_config.rmap_desc = (int)rng_below(&rng, RMAP_DESC_KINDS);
 		if (m->owner[i] < 0) {
 			/* Heads 0-3 grow long (hundreds), the others stay short. */
-			if (h >= 4 && m->size[h] >= 1 + rmap_rng(&seed) % 6)
+			if (h >= 4 && m->size[h] >= 1 + rng_below(&rng, 6))
 				continue;
 			CHECK_EQ_U64(rmap_add(&m->head[h], sptep), m->size[h] + 1);
 			m->owner[i] = h;
@@ -214,7 +208,7 @@ TEST(rmap_counted_descriptors_stay_full)
 {
 	uint64_t *t = tables_alloc(2);
 	uint64_t head = 0;
-	uint64_t seed = 9;
+	struct rng rng = rng_seeded(9);
 
 	rmap_env();
 	for (unsigned i = 0; i < 1000; i++) {
@@ -223,7 +217,7 @@ TEST(rmap_counted_descriptors_stay_full)
 	}
 	for (unsigned n = 1000; n > 0; n--) {
 		/* Remove a random member: find one by the walk order. */
-		unsigned skip = (unsigned)(rmap_rng(&seed) % n);
+		unsigned skip = (unsigned)rng_below(&rng, n);
 		uint64_t *victim = NULL;
 
 		for (unsigned i = 0; i < 1000 && !victim; i++) {
@@ -278,15 +272,15 @@ static void *conc_rmap_thread(void *p)
 {
 	struct conc_arg *a = p;
 	struct conc_rmap *c = a->c;
-	uint64_t seed = 77 + (uint64_t)a->id;
+	struct rng rng = rng_seeded(77 + (uint64_t)a->id); /* this thread's own */
 	int *owner = c->owner[a->id];
 
 	for (unsigned i = 0; i < CONC_SPTES; i++)
 		owner[i] = -1;
 	for (int op = 0; op < CONC_OPS; op++) {
-		unsigned i = (unsigned)(rmap_rng(&seed) % CONC_SPTES);
+		unsigned i = (unsigned)rng_below(&rng, CONC_SPTES);
 		uint64_t *sptep = spte_at(c->tables[a->id], i);
-		int h = (int)(rmap_rng(&seed) % CONC_HEADS);
+		int h = (int)rng_below(&rng, CONC_HEADS);
 
 		if (owner[i] < 0) {
 			if (!rmap_add(&c->head[h], sptep))

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "mm/frame.h"
 #include "mm/slab.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include <pthread.h>
 #include <stdint.h>
@@ -13,14 +14,6 @@
 
 #define MiB (1ull << 20)
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
-
-static uint64_t slab_rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
 
 static void fill_pattern(void *obj, size_t size, uint64_t id)
 {
@@ -107,7 +100,8 @@ TEST(slab_random_model)
 	enum { STEPS = 30000, MAX_LIVE = 3000 };
 	struct live_obj *live = calloc(MAX_LIVE, sizeof(*live));
 	uint64_t in_use[ARRAY_LEN(test_sizes)] = { 0 };
-	uint64_t rng = 99, next_id = 1, initial_free;
+	struct rng rng = rng_seeded(99);
+	uint64_t next_id = 1, initial_free;
 	size_t n = 0;
 
 	host_mem_init(64 * MiB);
@@ -118,11 +112,11 @@ TEST(slab_random_model)
 		/* Grow for the first half, shrink for the second, so that slabs fill up
 		 * and empty out again. */
 		unsigned bias = step < STEPS / 2 ? 60 : 40;
-		size_t c = slab_rng(&rng) % ARRAY_LEN(test_sizes);
+		size_t c = rng_below(&rng, ARRAY_LEN(test_sizes));
 
-		if (n < MAX_LIVE && (n == 0 || slab_rng(&rng) % 100 < bias)) {
+		if (n < MAX_LIVE && (n == 0 || rng_below(&rng, 100) < bias)) {
 			struct slab_cache *cache = &test_caches[c];
-			void *obj = (slab_rng(&rng) & 1) ? slab_alloc(cache) : slab_zalloc(cache);
+			void *obj = (rng_next(&rng) & 1) ? slab_alloc(cache) : slab_zalloc(cache);
 
 			REQUIRE(obj);
 			CHECK_EQ_U64((uintptr_t)obj % expected_align(test_sizes[c]), 0);
@@ -130,7 +124,7 @@ TEST(slab_random_model)
 			fill_pattern(obj, test_sizes[c], next_id++);
 			in_use[c]++;
 		} else {
-			size_t i = slab_rng(&rng) % n;
+			size_t i = rng_below(&rng, n);
 			struct slab_cache *cache = live[i].cache;
 
 			CHECK(check_pattern(live[i].obj, test_sizes[cache - test_caches], live[i].id));
@@ -289,11 +283,12 @@ static void *conc_slab_worker(void *arg)
 	enum { LIVE = 200, STEPS = 20000 };
 	struct conc_slab_worker *w = arg;
 	void *live[LIVE];
-	uint64_t ids[LIVE], rng = w->seed;
+	uint64_t ids[LIVE];
+	struct rng rng = rng_seeded(w->seed); /* this thread's own */
 	size_t n = 0;
 
 	for (int step = 0; step < STEPS || n; step++) {
-		if (step < STEPS && n < LIVE && (n == 0 || slab_rng(&rng) % 2)) {
+		if (step < STEPS && n < LIVE && (n == 0 || rng_below(&rng, 2))) {
 			void *obj = slab_alloc(w->cache);
 
 			if (!obj) {
@@ -304,7 +299,7 @@ static void *conc_slab_worker(void *arg)
 			fill_pattern(obj, 48, ids[n]);
 			live[n++] = obj;
 		} else {
-			size_t i = slab_rng(&rng) % n;
+			size_t i = rng_below(&rng, n);
 
 			if (!check_pattern(live[i], 48, ids[i]))
 				w->errors++;

@@ -15,6 +15,7 @@
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"
 #include "tests/unit/model_tlb.h"
@@ -311,14 +312,6 @@ TEST(dirty_bit_harvest)
 	test_end();
 }
 
-static uint64_t rng_next(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
-
 #define RANDOM_MEM (32 * MiB)
 #define RANDOM_PAGES (RANDOM_MEM >> 12)
 #define RANDOM_STEPS 6000
@@ -334,6 +327,7 @@ static void random_run(const struct spte_format *f, uint64_t seed, struct mmu_st
 	struct model_tlb tlb = { 0 };
 	struct model_tlbs tlbs = { 1, { &tlb } };
 	bool logging = false;
+	struct rng rng = rng_seeded(seed);
 	struct mmu mmu;
 
 	s.backing.no_zero = false;
@@ -341,7 +335,7 @@ static void random_run(const struct spte_format *f, uint64_t seed, struct mmu_st
 	memset(written, 0, sizeof(written));
 	REQUIRE(vm_open(&mmu, f, &tlbs, s));
 	for (unsigned step = 0; step < RANDOM_STEPS; step++) {
-		uint64_t r = rng_next(&seed), page = (r >> 8) % RANDOM_PAGES;
+		uint64_t r = rng_next(&rng), page = (r >> 8) % RANDOM_PAGES;
 		uint64_t gpa = page << 12;
 		paddr_t hpa;
 
@@ -355,7 +349,7 @@ static void random_run(const struct spte_format *f, uint64_t seed, struct mmu_st
 		case 50 ... 79: /* write */
 			REQUIRE(model_access(&tlb, &mmu, gpa, TDP_ACC_WRITE, &hpa) == 0);
 			mmu_cpu_sets_dirty(&mmu, gpa);
-			value[page] = rng_next(&seed) | 1;
+			value[page] = rng_next(&rng) | 1;
 			*(uint64_t *)pa_to_va(hpa) = value[page];
 			written[page / 64] |= 1ull << (page % 64);
 			break;
