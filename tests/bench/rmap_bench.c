@@ -13,6 +13,7 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "tests/bench/bench.h"
+#include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +46,6 @@ static const struct config configs[] = {
 
 enum phase { ADD, COUNT, REMOVE, PHASES };
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
-
 static struct {
 	uint64_t *tables;
 	uint64_t *heads;
@@ -70,6 +63,7 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 {
 	unsigned heads = total / chain ? total / chain : 1;
 	volatile unsigned sink = 0;
+	struct rng rng = rng_seeded(seed);
 	uint64_t t;
 
 	mmu_config.rmap_desc = cfg->layout;
@@ -78,7 +72,7 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 	for (unsigned k = 0; k < chain; k++)
 		b.order[k] = k;
 	for (unsigned k = chain; k > 1; k--) {
-		unsigned j = (unsigned)(rng(&seed) % k), x = b.order[k - 1];
+		unsigned j = (unsigned)rng_below(&rng, k), x = b.order[k - 1];
 
 		b.order[k - 1] = b.order[j];
 		b.order[j] = x;
