@@ -10,7 +10,7 @@
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
-#include "tests/bench/targets.h"
+#include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,6 +14,7 @@
 #include "mm/rmap.h"
 #include "tests/bench/bench.h"
 #include "tests/rng.h"
+#include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +113,7 @@ BENCH(rmap)
 	unsigned runs = smoke ? SMOKE_RUNS : RUNS, total = smoke ? SMOKE_TOTAL : TOTAL;
 	static uint64_t samples[N_CHAINS][N_CONFIGS][PHASES][RUNS];
 	struct bench_spread s[PHASES];
+	double remove16 = 0, remove1000 = 0;
 
 	host_mem_init(256 * MiB);
 	b.tables = aligned_alloc(8192, (size_t)(TOTAL / RMAP_BACKREF_DISTANCE + 2) * TABLE_WORDS * 8);
@@ -152,10 +154,21 @@ BENCH(rmap)
 			       s[REMOVE].median / 1e3, s[COUNT].median / 1e3, spread_pct(&s[ADD]),
 			       spread_pct(&s[REMOVE]), spread_pct(&s[COUNT]));
 		}
+		if (chains[c] == 16)
+			remove16 = s[REMOVE].median / 1e3;
+		if (chains[c] == 1000)
+			remove1000 = s[REMOVE].median / 1e3;
 		scan = bench_spread(samples[c][COUNTED_SCAN][REMOVE], runs);
 		printf("@bench bench=rmap_remove rmap_desc=counted chain=%u backref_ns=%.2f scan_ns=%.2f "
 		       "scan_spread_pct=%.0f\n",
 		       chains[c], s[REMOVE].median / 1e3, scan.median / 1e3, spread_pct(&scan));
+	}
+	if (remove16 > 0) {
+		const struct target *t = bench_target("rmap_remove_chain_growth");
+
+		printf("target counted removal by back-reference: chain 1000 / chain 16 %.2fx "
+		       "(%s %.1f: %s)\n", remove1000 / remove16, t->test, t->figure,
+		       target_verdict(t, remove1000 / remove16));
 	}
 	mmu_config.rmap_desc = RMAP_DESC_COUNTED;
 	mmu_config.rmap_backref = true;

@@ -20,7 +20,7 @@
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
-#include "tests/bench/targets.h"
+#include "tests/targets.h"
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "virt/bench/zap_patterns.h"

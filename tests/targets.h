@@ -1,4 +1,5 @@
-/* The targets of docs/targets.md, for the benchmarks' verdicts: the table is
+/* The targets of docs/targets.md, for the benchmarks' verdicts and the count
+ * assertions of the host tests: the table is
  * read once, and each verdict looks its figure and comparison up by key. */
 #pragma once
 #include <stdbool.h>

@@ -2,7 +2,7 @@
  * | `key` | figure | test | kind | meaning |
  * The file is found from the working directory (make runs the benchmarks from
  * the top of the tree), else beside the program (build/host/bench). */
-#include "tests/bench/targets.h"
+#include "tests/targets.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +64,7 @@ static void load(void)
 	FILE *f = open_table();
 
 	if (!f) {
-		fprintf(stderr, "bench: cannot open docs/targets.md\n");
+		fprintf(stderr, "targets: cannot open docs/targets.md\n");
 		exit(1);
 	}
 	while (fgets(line, sizeof line, f) && n_targets < MAX_TARGETS)
@@ -81,7 +81,7 @@ const struct target *bench_target(const char *key)
 	for (unsigned i = 0; i < n_targets; i++)
 		if (!strcmp(targets[i].key, key))
 			return &targets[i];
-	fprintf(stderr, "bench: docs/targets.md has no target '%s'\n", key);
+	fprintf(stderr, "targets: docs/targets.md has no target '%s'\n", key);
 	exit(1);
 }
 
