@@ -107,7 +107,9 @@ def suite_report(res):
             res.check("report/%s-images" % name, len(imgs) >= 8 and not missing,
                       "%d images, missing or empty: %s" % (len(imgs), missing))
             res.check("report/%s-no-script-svg-data" % name,
-                      not re.search(r"<script|<svg|data:|https?://|<iframe|<link", text, re.I),
+                      not re.search(r"<script|<svg|<iframe|<link|url\(|"
+                                    r"(?:src|href)\s*=\s*\"\s*(?:data|https?|javascript):",
+                                    text, re.I),
                       text[:2000])
             lines = [l[len("verdict: "):] for l in p.stdout.splitlines()
                      if l.startswith("verdict: ")]
