@@ -12,6 +12,7 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #
 figure{margin:1.2em 0}img{max-width:100%;border:1px solid #ddd}
 figcaption{font-size:.9em;color:#444}table{border-collapse:collapse;margin:.6em 0}
 td,th{border:1px solid #ccc;padding:.2em .5em;text-align:right;font-size:.9em}
+td:nth-child(2){text-align:left}
 th{background:#f2f2f2}td:first-child,th:first-child{text-align:left}
 .met{color:#075}.notmet{color:#b00;font-weight:bold}.nodata{color:#850}
 .note{background:#fffbe6;border:1px solid #e6d98c;padding:.5em}

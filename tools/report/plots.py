@@ -56,10 +56,11 @@ def zap_cdf(recs, outdir):
         ax.legend(fontsize=7)
         name = save(fig, outdir, "zap_cdf_%s.png" % pattern)
         out.append(fig_entry(name, "Zap time CDF, %s, leaf-empty hint off and on" % pattern,
-                             "Every zap of %s runs pooled (%d to %d zaps per curve), timed by the "
+                             "Every zap of %s runs pooled (%s zaps per curve), timed by the "
                              "MMU's own zap_cycles counter (TSC), host benchmark "
                              "tests/bench/zap_bench.c, 1 GiB VM mapped at 4 KiB; the curve is "
-                             "the spread." % (runs, min(zaps), max(zaps))))
+                             "the spread." % (runs, min(zaps) if min(zaps) == max(zaps) else
+                                              "%d to %d" % (min(zaps), max(zaps)))))
     return out
 
 
