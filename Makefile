@@ -4,6 +4,7 @@
 #   make run-uefi   the same under OVMF
 #   make test       every test; ends with "N passed, N failed"
 #   make bench      host MMU benchmarks (optimisations off vs on)
+#   make report     benchmarks on the host, under QEMU and Bochs -> report/index.html (docs/report.md)
 #   make soak       randomized VM life cycles in one QEMU boot for SOAK_SECONDS (tests/soak.py)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (tests/fuzz/README.md)
 #   make clean
@@ -41,14 +42,14 @@ HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 		   virt/lapic_ipi.c virt/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
 		   virt/ioapic.c virt/pic.c virt/pit.c virt/rtc.c virt/pmtimer.c virt/fwcfg.c \
 		   virt/acpi_tables.c virt/pci.c virt/testdev.c)
-UNIT_SRCS := $(wildcard tests/unit/*.c)
-BENCH_SRCS := $(wildcard tests/bench/*.c) tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
+UNIT_SRCS := $(wildcard tests/unit/*.c) tests/targets.c
+BENCH_SRCS := $(wildcard tests/bench/*.c) tests/targets.c tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
 HOST_ASAN := $(HOST_BASE) -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined
 HOST_TSAN := $(HOST_BASE) -O1 -fsanitize=thread
 HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
 
-.PHONY: all run run-uefi test unit bench soak clean deps
+.PHONY: all run run-uefi test unit bench report soak clean deps
 all: $(B)/sprig.iso
 
 include guests/guests.mk
@@ -102,6 +103,17 @@ unit: $(B)/host/unit $(B)/host/unit-tsan
 
 bench: $(B)/host/bench
 	$(B)/host/bench
+
+# make report: the host benchmarks, the in-guest scenarios under QEMU and the
+# VMX rows under Bochs, each run's @bench lines kept in report/data/, plotted
+# into report/index.html and report/compare.html (docs/report.md). Debian's
+# python3 runs it: python3-matplotlib installs there.
+REPORT_PY ?= /usr/bin/python3
+REPORT_ARGS ?=
+report: | deps
+	@tools/deps.sh report
+	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/bench
+	$(REPORT_PY) -m tools.report run $(REPORT_ARGS)
 
 # make soak: a seeded random schedule of create/run/clone/snapshot/restore/dirty/
 # discard/destroy on many VMs, every guest's data and every VM's audit checked

@@ -4,7 +4,7 @@ tests under TSan), a smoke run of the benchmarks, short runs of the fuzz
 targets (clang libFuzzer), then the end-to-end boots under QEMU (SeaBIOS, OVMF)
 and Bochs. Prints one line per check and closes with 'N passed, N failed'.
 
-  tests/run.py [SUITE...]   suites: unit tsan bench fuzz e2e (default: all)
+  tests/run.py [SUITE...]   suites: unit tsan bench report fuzz e2e (default: all)
 """
 import os
 import re
@@ -66,6 +66,62 @@ def suite_bench(res):
     res.check("bench/smoke", p.returncode == 0 and len(lines) > 0,
               "exit %d, %d @bench lines; tail:\n%s" % (p.returncode, len(lines), p.stdout[-2000:]))
     print("# bench: %.1f s" % (time.time() - t), flush=True)
+
+
+REPORT_PY = os.environ.get("REPORT_PY", "/usr/bin/python3")
+
+
+def unescape(text):
+    import html
+    return html.unescape(text)
+
+
+def suite_report(res):
+    """make report's rendering, from the runs recorded in tests/report/sample/:
+    the pages and every image they name exist and are not empty, the pages hold
+    no script, inline SVG, data: URI or network address, and the verdicts are
+    computed from the data (the sample misses a target: its verdict must say
+    "not met", and every verdict line must be on the page). Debian's python3
+    renders (REPORT_PY), as in make report: python3-matplotlib is there."""
+    import glob
+    import tempfile
+    t = time.time()
+    samples = sorted(glob.glob(os.path.join(ROOT, "tests", "report", "sample", "*.json")))
+    res.check("report/samples", bool(samples), "no tests/report/sample/*.json")
+    for sample in samples:
+        name = os.path.basename(sample)[:-5]
+        with tempfile.TemporaryDirectory(prefix="sprig-report-") as out:
+            p = subprocess.run([REPORT_PY, "-m", "tools.report", "render", sample, "--out", out],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True)
+            res.check("report/%s-render" % name, p.returncode == 0, p.stdout[-3000:])
+            pages = {}
+            for page in ("index.html", "compare.html"):
+                path = os.path.join(out, page)
+                pages[page] = open(path).read() if os.path.exists(path) else ""
+                res.check("report/%s-%s" % (name, page), len(pages[page]) > 1000, path)
+            text = "".join(pages.values())
+            imgs = re.findall(r'<img src="([^"]+)"', text)
+            missing = [i for i in imgs if not os.path.isfile(os.path.join(out, i)) or
+                       os.path.getsize(os.path.join(out, i)) == 0]
+            res.check("report/%s-images" % name, len(imgs) >= 8 and not missing,
+                      "%d images, missing or empty: %s" % (len(imgs), missing))
+            res.check("report/%s-no-script-svg-data" % name,
+                      not re.search(r"<script|<svg|<iframe|<link|url\(|"
+                                    r"(?:src|href)\s*=\s*\"\s*(?:data|https?|javascript):",
+                                    text, re.I),
+                      text[:2000])
+            lines = [l[len("verdict: "):] for l in p.stdout.splitlines()
+                     if l.startswith("verdict: ")]
+            shown = unescape(text)
+            res.check("report/%s-verdicts" % name,
+                      len(lines) >= 10 and any(l.endswith(": not met") or ": not met;" in l
+                                               for l in lines) and
+                      all(l in shown for l in lines),
+                      "\n".join(lines))
+            res.check("report/%s-lock-plot-left-out" % name,
+                      "not SMP yet" in pages["index.html"], "")
+    print("# report: %.1f s" % (time.time() - t), flush=True)
 
 
 def fuzz_targets():
@@ -161,8 +217,8 @@ def suite_e2e(res):
             print("# e2e %s: %.1f s" % (name, time.time() - t), flush=True)
 
 
-SUITES = {"unit": suite_unit, "tsan": suite_tsan, "bench": suite_bench, "fuzz": suite_fuzz,
-          "e2e": suite_e2e}
+SUITES = {"unit": suite_unit, "tsan": suite_tsan, "bench": suite_bench, "report": suite_report,
+          "fuzz": suite_fuzz, "e2e": suite_e2e}
 
 
 def main():

@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh build|test|fuzz: install the Debian packages sprig needs when they are
+# deps.sh build|test|fuzz|report: install the Debian packages sprig needs when they are
 # missing (as root, with apt-get), so that README's commands work on a fresh
 # Debian 12 machine.
 set -eu
@@ -36,6 +36,16 @@ if [ "${1:-build}" = test ]; then
 	want bochsbios /usr/share/bochs/BIOS-bochs-latest
 	want vgabios /usr/share/vgabios/vgabios.bin
 	want_cmd valgrind valgrind
+	# the report suite renders a recorded run with matplotlib
+	want python3-matplotlib /usr/lib/python3/dist-packages/matplotlib/__init__.py
+fi
+# make report: Bochs for its VMX rows, and matplotlib for its plots.
+if [ "${1:-build}" = report ]; then
+	want_cmd bochs bochs
+	want bochs-term /usr/lib/x86_64-linux-gnu/bochs/plugins/libbx_term_gui.so
+	want bochsbios /usr/share/bochs/BIOS-bochs-latest
+	want vgabios /usr/share/vgabios/vgabios.bin
+	want python3-matplotlib /usr/lib/python3/dist-packages/matplotlib/__init__.py
 fi
 [ -z "$need" ] && exit 0
 echo "deps: installing$need"

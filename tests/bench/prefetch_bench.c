@@ -10,6 +10,7 @@
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
+#include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,11 +230,19 @@ BENCH(prefetch)
 	double dt = 100.0 * ((double)median_ns[fwd4k] / (double)median_ns[off4k] - 1);
 	double di = instr[off4k] ? 100.0 * ((double)instr[fwd4k] / (double)instr[off4k] - 1) : 0;
 
-	printf("target 2M chunks: %.0fx fewer faults with forward prefetch (need >= 256)\n", ratio);
-	printf("target 4K chunks, adaptive: faults %llu vs %llu off, time %+.2f%%, "
-	       "instructions %+.3f%% (need no more faults, <= +1%%)\n",
+	const struct target *t2m = bench_target("prefetch_2m_fault_ratio");
+	const struct target *t4k = bench_target("prefetch_4k_fault_ratio");
+	const struct target *ti = bench_target("prefetch_4k_instructions_pct");
+	double r4k = (double)results[fwd4k][0].faults / (double)results[off4k][0].faults;
+
+	printf("target 2M chunks: %.0fx fewer faults with forward prefetch (%s %.0f: %s)\n", ratio,
+	       t2m->test, t2m->figure, target_verdict(t2m, ratio));
+	printf("target 4K chunks, adaptive: faults %llu vs %llu off, %.3fx (%s %.0f: %s); time "
+	       "%+.2f%%; instructions %+.3f%% (%s +%.0f%%: %s)\n",
 	       (unsigned long long)results[fwd4k][0].faults,
-	       (unsigned long long)results[off4k][0].faults, dt, di);
+	       (unsigned long long)results[off4k][0].faults, r4k, t4k->test, t4k->figure,
+	       target_verdict(t4k, r4k), dt, di, ti->test, ti->figure,
+	       instr[off4k] ? target_verdict(ti, di) : "not measured (no valgrind)");
 	printf("@bench bench=prefetch_targets fault_ratio_2m=%.1f faults_4k_adaptive=%llu "
 	       "faults_4k_off=%llu time_pct_4k=%.2f instructions_pct_4k=%.3f\n",
 	       ratio, (unsigned long long)results[fwd4k][0].faults,

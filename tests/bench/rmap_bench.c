@@ -13,6 +13,8 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "tests/bench/bench.h"
+#include "tests/rng.h"
+#include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,14 +47,6 @@ static const struct config configs[] = {
 
 enum phase { ADD, COUNT, REMOVE, PHASES };
 
-static uint64_t rng(uint64_t *s)
-{
-	*s ^= *s >> 12;
-	*s ^= *s << 25;
-	*s ^= *s >> 27;
-	return *s * 0x2545F4914F6CDD1Dull;
-}
-
 static struct {
 	uint64_t *tables;
 	uint64_t *heads;
@@ -70,6 +64,7 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 {
 	unsigned heads = total / chain ? total / chain : 1;
 	volatile unsigned sink = 0;
+	struct rng rng = rng_seeded(seed);
 	uint64_t t;
 
 	mmu_config.rmap_desc = cfg->layout;
@@ -78,7 +73,7 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 	for (unsigned k = 0; k < chain; k++)
 		b.order[k] = k;
 	for (unsigned k = chain; k > 1; k--) {
-		unsigned j = (unsigned)(rng(&seed) % k), x = b.order[k - 1];
+		unsigned j = (unsigned)rng_below(&rng, k), x = b.order[k - 1];
 
 		b.order[k - 1] = b.order[j];
 		b.order[j] = x;
@@ -118,6 +113,7 @@ BENCH(rmap)
 	unsigned runs = smoke ? SMOKE_RUNS : RUNS, total = smoke ? SMOKE_TOTAL : TOTAL;
 	static uint64_t samples[N_CHAINS][N_CONFIGS][PHASES][RUNS];
 	struct bench_spread s[PHASES];
+	double remove16 = 0, remove1000 = 0;
 
 	host_mem_init(256 * MiB);
 	b.tables = aligned_alloc(8192, (size_t)(TOTAL / RMAP_BACKREF_DISTANCE + 2) * TABLE_WORDS * 8);
@@ -158,10 +154,21 @@ BENCH(rmap)
 			       s[REMOVE].median / 1e3, s[COUNT].median / 1e3, spread_pct(&s[ADD]),
 			       spread_pct(&s[REMOVE]), spread_pct(&s[COUNT]));
 		}
+		if (chains[c] == 16)
+			remove16 = s[REMOVE].median / 1e3;
+		if (chains[c] == 1000)
+			remove1000 = s[REMOVE].median / 1e3;
 		scan = bench_spread(samples[c][COUNTED_SCAN][REMOVE], runs);
 		printf("@bench bench=rmap_remove rmap_desc=counted chain=%u backref_ns=%.2f scan_ns=%.2f "
 		       "scan_spread_pct=%.0f\n",
 		       chains[c], s[REMOVE].median / 1e3, scan.median / 1e3, spread_pct(&scan));
+	}
+	if (remove16 > 0) {
+		const struct target *t = bench_target("rmap_remove_chain_growth");
+
+		printf("target counted removal by back-reference: chain 1000 / chain 16 %.2fx "
+		       "(%s %.1f: %s)\n", remove1000 / remove16, t->test, t->figure,
+		       target_verdict(t, remove1000 / remove16));
 	}
 	mmu_config.rmap_desc = RMAP_DESC_COUNTED;
 	mmu_config.rmap_backref = true;

@@ -18,6 +18,7 @@
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
+#include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,11 +161,19 @@ BENCH(split)
 	double dirty5_ratio = (double)results[2][0].faults / (double)results[3][0].faults;
 	double dirty100_ratio = (double)results[5][0].faults / (double)results[6][0].faults;
 
-	printf("target exec: %.0fx fewer faults with split (need >= 20), time %.1fx\n", exec_ratio,
+	const struct target *te = bench_target("split_exec_fault_ratio");
+	const struct target *t5 = bench_target("split_dirty5_fault_ratio");
+	const struct target *t100 = bench_target("split_dirty100_fault_ratio");
+
+	printf("target exec: %.0fx fewer faults with split (%s %.0f: %s), time %.1fx\n",
+	       exec_ratio, te->test, te->figure, target_verdict(te, exec_ratio),
 	       (double)median[0] / (double)median[1]);
-	printf("target dirty 5%%: %.1fx fewer faults (need >= 10), time %.1fx; 100%%: %.2fx "
-	       "(need >= 1), time %.2fx\n", dirty5_ratio, (double)median[2] / (double)median[3],
-	       dirty100_ratio, (double)median[5] / (double)median[6]);
+	printf("target dirty 5%%: %.1fx fewer faults (%s %.0f: %s), time %.1fx\n", dirty5_ratio,
+	       t5->test, t5->figure, target_verdict(t5, dirty5_ratio),
+	       (double)median[2] / (double)median[3]);
+	printf("target dirty 100%%: %.2fx fewer faults (%s %.0f: %s), time %.2fx\n",
+	       dirty100_ratio, t100->test, t100->figure, target_verdict(t100, dirty100_ratio),
+	       (double)median[5] / (double)median[6]);
 	printf("@bench bench=split_targets exec_fault_ratio=%.1f dirty5_fault_ratio=%.1f "
 	       "dirty100_fault_ratio=%.2f\n", exec_ratio, dirty5_ratio, dirty100_ratio);
 }

@@ -1,0 +1,1 @@
+"""make report: run sprig's benchmarks, keep their @bench lines, plot them."""

@@ -1,0 +1,320 @@
+"""The report's figures, one PNG file each, drawn with matplotlib (Debian's
+python3-matplotlib) from a run's records. Each function returns a list of
+figures: {"file", "title", "caption"}; the caption says what was measured,
+how often, the spread and where."""
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .verdicts import WHERE_NAMES, one, select  # noqa: E402
+
+DPI = 90
+
+
+def save(fig, outdir, name):
+    fig.tight_layout()
+    fig.savefig("%s/%s" % (outdir, name), dpi=DPI)
+    plt.close(fig)
+    return name
+
+
+def fig_entry(name, title, caption):
+    return {"file": name, "title": title, "caption": caption}
+
+
+def pattern_order(name):
+    """same16, same4, sweep16 ... sweep1."""
+    m = re.match(r"([a-z]+)(\d+)$", name)
+    return (m.group(1), -int(m.group(2))) if m else (name, 0)
+
+
+def zap_cdf(recs, outdir):
+    """Zap time CDF per pattern, hint off and on, every refault row (host)."""
+    out = []
+    rows = select(recs, "zap_cdf", where="host")
+    for pattern in sorted({r["pattern"] for r in rows}, key=pattern_order):
+        fig, ax = plt.subplots(figsize=(6, 3.6))
+        runs, zaps = None, []
+        for r in sorted(select(rows, "zap_cdf", pattern=pattern),
+                        key=lambda r: (r["refault"], r["leaf_hint"])):
+            ns = [float(x) for x in str(r["pct_ns"]).split(",")]
+            label = "hint %s" % r["leaf_hint"]
+            if not pattern.startswith("sweep"):
+                label += ", refault %d%%" % r["refault"]
+            ax.plot([x / 1000 for x in ns], [q / 100 for q in range(len(ns))],
+                    linestyle="-" if r["leaf_hint"] == "on" else "--", label=label)
+            runs = r["runs"]
+            zaps.append(r["zaps"])
+        ax.set_xscale("log")
+        ax.set_xlabel("zap time, us (log)")
+        ax.set_ylabel("fraction of zaps")
+        ax.set_title("%s: zap time distribution" % pattern)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+        name = save(fig, outdir, "zap_cdf_%s.png" % pattern)
+        out.append(fig_entry(name, "Zap time CDF, %s, leaf-empty hint off and on" % pattern,
+                             "Every zap of %s runs pooled (%s zaps per curve), timed by the "
+                             "MMU's own zap_cycles counter (TSC), host benchmark "
+                             "tests/bench/zap_bench.c, 1 GiB VM mapped at 4 KiB; the curve is "
+                             "the spread." % (runs, min(zaps) if min(zaps) == max(zaps) else
+                                              "%d to %d" % (min(zaps), max(zaps)))))
+    return out
+
+
+def zap_visits(recs, outdir):
+    """SPTE and leaf visits per zap, hint off/on, per row (host)."""
+    rows = select(recs, "zap", where="host")
+    keys = []
+    for r in rows:
+        k = (r["pattern"], r["refault"])
+        if k not in keys:
+            keys.append(k)
+    if not keys:
+        return []
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    width = 0.4
+    for ax, field, what in ((axes[0], "zap_spte_visits", "SPTE visits (all levels)"),
+                            (axes[1], "zap_leaf_visits", "leaf visits (4 KiB tables)")):
+        for h, hint in enumerate(("off", "on")):
+            vals = []
+            for p, rf in keys:
+                r = one(rows, "zap", pattern=p, refault=rf, leaf_hint=hint)
+                vals.append(r[field] / r["zaps"] if r and r["zaps"] else 0)
+            ax.bar([i + (h - 0.5) * width for i in range(len(keys))], vals, width,
+                   label="hint " + hint)
+        ax.set_xticks(range(len(keys)))
+        ax.set_xticklabels(["%s\nrf %s" % (p, rf) if not p.startswith("sweep") else p
+                            for p, rf in keys], fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel(what + " per zap")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+    runs = rows[0].get("runs")
+    name = save(fig, outdir, "zap_visits.png")
+    return [fig_entry(name, "Entries read per zap, leaf-empty hint off and on",
+                      "Counts from the zap counters (zap_spte_visits, zap_leaf_visits) "
+                      "divided by the zaps of one run (the counts are the same in every run "
+                      "of the %s; no spread), host benchmark; 'rf' is the percentage of the "
+                      "range's 2 MiB regions refaulted between zaps, as run." % runs)]
+
+
+def zap_guest(recs, outdir):
+    rows = [r for r in recs if r.get("bench") == "zap" and r["where"] in ("qemu", "bochs")]
+    if not rows:
+        return []
+    keys = []
+    for r in rows:
+        k = (r["where"], r["pattern"])
+        if k not in keys:
+            keys.append(k)
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    width = 0.2
+    for h, hint in enumerate(("off", "on")):
+        for s, stat in enumerate(("zap_median_ns", "zap_p999_ns")):
+            vals = [(one(rows, "zap", where=w, pattern=p, leaf_hint=hint) or {}).get(stat, 0)
+                    / 1000 for w, p in keys]
+            ax.bar([i + (2 * h + s - 1.5) * width for i in range(len(keys))], vals, width,
+                   label="hint %s, %s" % (hint, "median" if s == 0 else "p99.9"))
+    ax.set_xticks(range(len(keys)))
+    ax.set_xticklabels(["%s\n%s" % (p, w) for w, p in keys], fontsize=8)
+    ax.set_yscale("log")
+    ax.set_ylabel("zap time, us (log)")
+    ax.legend(fontsize=7)
+    ax.grid(True, axis="y", alpha=0.3)
+    zaps = ", ".join("%s %s: %d zaps" % (w, p, one(rows, "zap", where=w, pattern=p,
+                                                    leaf_hint="on")["zaps"])
+                     for w, p in keys if one(rows, "zap", where=w, pattern=p, leaf_hint="on"))
+    name = save(fig, outdir, "zap_guest.png")
+    return [fig_entry(name, "Zaps in a guest: median and p99.9, hint off and on",
+                      "`bench zap` with the churn guest (one zap every 16 exits), one run "
+                      "each way in one boot (%s); median and p99.9 of the zap latency "
+                      "histogram (TSC; the spread is the gap between them); under QEMU "
+                      "(SVM, NPT) and Bochs (VMX, EPT), both emulators, so absolute times "
+                      "are the emulator's." % zaps)]
+
+
+def split_plots(recs, outdir):
+    out = []
+    for where in ("host", "qemu", "bochs"):
+        bars = []  # (label, off, on, eager) for faults and time
+        ex_off = one(recs, "exec", where=where, split_on_fault="off")
+        ex_on = one(recs, "exec", where=where, split_on_fault="on")
+        if ex_off and ex_on:
+            bars.append(("exec", ex_off, ex_on, None))
+        for w in (5, 100):
+            d = [one(recs, "dirty", where=where, writes=w, eager_page_split=e, split_on_fault=s)
+                 for e, s in (("off", "off"), ("off", "on"), ("on", "on"))]
+            if d[0] and d[1]:
+                bars.append(("dirty %d%%" % w, d[0], d[1], d[2]))
+        if not bars:
+            continue
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+        width = 0.27
+        for ax, field, scale, ylabel in ((axes[0], "faults", 1, "faults"),
+                                         (axes[1], "time_ns", 1e6, "time, ms")):
+            for k, (cfg, idx) in enumerate((("split off (zap)", 1), ("split on", 2),
+                                            ("eager split", 3))):
+                vals = [b[idx][field] / scale if b[idx] else 0 for b in bars]
+                errs = None
+                if field == "time_ns" and all(b[idx] is None or "ns_min" in b[idx] for b in bars):
+                    errs = [[(b[idx]["time_ns"] - b[idx]["ns_min"]) / scale if b[idx] else 0
+                             for b in bars],
+                            [(b[idx]["ns_max"] - b[idx]["time_ns"]) / scale if b[idx] else 0
+                             for b in bars]]
+                ax.bar([i + (k - 1) * width for i in range(len(bars))], vals, width,
+                       yerr=errs, capsize=2, label=cfg)
+            ax.set_xticks(range(len(bars)))
+            ax.set_xticklabels([b[0] for b in bars])
+            ax.set_yscale("log")
+            ax.set_ylabel(ylabel + " (log)")
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7)
+        runs = ex_off.get("runs", 1) if ex_off else 1
+        mib = (ex_off or bars[0][1]).get("mib", "?")
+        name = save(fig, outdir, "split_%s.png" % where)
+        how = ("median of %d interleaved runs, error bars min to max" % runs
+               if where == "host" else "one run each way in one boot (no spread measured)")
+        out.append(fig_entry(name, "Split on fault: exec and dirty logging, %s" % WHERE_NAMES[where],
+                             "Faults and time of the execute pass (nx_huge_pages=on) and of "
+                             "dirty-log iteration 1 (5%% and 100%% writes), split_on_fault off "
+                             "and on and eager_page_split on, %s MiB, prefetch off; %s; %s." %
+                             (mib, how, WHERE_NAMES[where])))
+    return out
+
+
+def rmap_fork(recs, outdir):
+    rows = select(recs, "rmap_fork", where="host")
+    if not rows:
+        return []
+    clones = sorted({r["clones"] for r in rows})
+    variants = [("ext3", "off"), ("ext14", "off"), ("counted", "off"), ("counted", "on")]
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    width = 0.2
+    for k, (desc, br) in enumerate(variants):
+        rs = [one(rows, "rmap_fork", rmap_desc=desc, rmap_backref=br, clones=c) for c in clones]
+        vals = [r["time_ns"] / 1e6 if r else 0 for r in rs]
+        errs = [[(r["time_ns"] - r["ns_min"]) / 1e6 if r else 0 for r in rs],
+                [(r["ns_max"] - r["time_ns"]) / 1e6 if r else 0 for r in rs]]
+        ax.bar([i + (k - 1.5) * width for i in range(len(clones))], vals, width, yerr=errs,
+               capsize=2, label="%s, back-reference %s" % (desc, br))
+    ax.set_xticks(range(len(clones)))
+    ax.set_xticklabels(["%d clones" % c for c in clones])
+    ax.set_yscale("log")
+    ax.set_ylabel("fork workload, ms (log)")
+    ax.legend(fontsize=7)
+    ax.grid(True, axis="y", alpha=0.3)
+    name = save(fig, outdir, "rmap_fork.png")
+    return [fig_entry(name, "Fork time by rmap descriptor layout, back-reference off and on",
+                      "A parent maps 256 frames, N clones map them all for reading, all torn "
+                      "down (tests/bench/rmap_fork_bench.c); median of %d interleaved runs, "
+                      "error bars min to max; host." % rows[0].get("runs", 0))]
+
+
+def rmap_ops(recs, outdir):
+    rows = select(recs, "rmap", where="host")
+    scans = select(recs, "rmap_remove", where="host")
+    if not rows:
+        return []
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4))
+    for ax, field in zip(axes, ("add_ns", "remove_ns", "count_ns")):
+        for desc in ("ext3", "ext14", "counted"):
+            rs = sorted(select(rows, "rmap", rmap_desc=desc), key=lambda r: r["chain"])
+            ax.plot([r["chain"] for r in rs], [r[field] for r in rs], marker=".", label=desc)
+        if field == "remove_ns" and scans:
+            rs = sorted(scans, key=lambda r: r["chain"])
+            ax.plot([r["chain"] for r in rs], [r["scan_ns"] for r in rs], marker=".",
+                    linestyle="--", label="counted, by scan")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("chain length (log)")
+        ax.set_ylabel(field.replace("_ns", "") + ", ns per op (log)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    name = save(fig, outdir, "rmap_ops.png")
+    return [fig_entry(name, "Rmap add, remove and count against chain length",
+                      "About 65536 SPTEs per point in chains of the given length "
+                      "(tests/bench/rmap_bench.c); median of the interleaved runs, ns per "
+                      "operation (the spreads are in the run's data, *_spread_pct); host.")]
+
+
+def rmaps_hist(recs, outdir):
+    rows = [r for r in recs if r.get("bench") == "rmaps"]
+    if not rows:
+        return []
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    width = 0.8 / len(rows)
+    for k, r in enumerate(rows):
+        ax.bar([i + (k - (len(rows) - 1) / 2) * width for i in range(len(r["counts"]))],
+               r["counts"], width, label="%s, level %s" % (r["where"], r["level"]))
+    ax.set_xticks(range(len(rows[0]["buckets"])))
+    ax.set_xticklabels(rows[0]["buckets"], fontsize=7, rotation=45)
+    ax.set_xlabel("rmap size (SPTEs mapping the frame)")
+    ax.set_ylabel("leaves of the parent")
+    ax.set_yscale("symlog")
+    ax.legend(fontsize=7)
+    ax.grid(True, axis="y", alpha=0.3)
+    name = save(fig, outdir, "rmaps_hist.png")
+    return [fig_entry(name, "Rmap chain sizes (`rmaps`)",
+                      "The `rmaps` table (KVM's mmu_rmaps_stat) of a parent (the rmapread "
+                      "guest) after %s clones each read its 1 MiB; bucket 0 counts level-sized "
+                      "regions no leaf maps; one snapshot, no repetition; %s." %
+                      (rows[0].get("clones"), WHERE_NAMES[rows[0]["where"]]))]
+
+
+def prefetch_plots(recs, outdir):
+    out = []
+    for where in ("host", "qemu"):
+        rows = select(recs, "prefetch", where=where)
+        if not rows:
+            continue
+        adaptives = sorted({r["adaptive"] for r in rows}, reverse=True)
+        combos = []
+        for r in rows:
+            k = (r["chunk"], r["order"])
+            if k not in combos:
+                combos.append(k)
+        fig, axes = plt.subplots(2, 1, figsize=(11, 6.5))
+        modes = [(m, a) for a in adaptives for m in ("off", "forward", "both")]
+        width = 0.8 / len(modes)
+        for ax, field, scale, ylabel in ((axes[0], "faults", 1, "faults (log)"),
+                                         (axes[1], "time_ns", 1e6, "time, ms")):
+            for k, (mode, ad) in enumerate(modes):
+                rs = [one(rows, "prefetch", chunk=c, order=o, prefetch=mode, adaptive=ad)
+                      for c, o in combos]
+                vals = [r[field] / scale if r else 0 for r in rs]
+                errs = None
+                if field == "time_ns" and all(r and "ns_min" in r for r in rs):
+                    errs = [[(r["time_ns"] - r["ns_min"]) / scale for r in rs],
+                            [(r["ns_max"] - r["time_ns"]) / scale for r in rs]]
+                ax.bar([i + (k - (len(modes) - 1) / 2) * width for i in range(len(combos))],
+                       vals, width, yerr=errs, capsize=1,
+                       label="%s%s" % (mode, ", adaptive " + ad if len(adaptives) > 1 else ""))
+            ax.set_xticks(range(len(combos)))
+            ax.set_xticklabels(["%s\n%s" % co for co in combos], fontsize=7)
+            if field == "faults":
+                ax.set_yscale("log")
+            ax.set_ylabel(ylabel)
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        runs = rows[0].get("runs", 1)
+        name = save(fig, outdir, "prefetch_%s.png" % where)
+        how = ("median of %d interleaved runs, error bars min to max" % runs
+               if where == "host" else "one run each (no spread measured)")
+        out.append(fig_entry(name, "Prefetch: faults and time per chunk size and order, %s"
+                             % WHERE_NAMES[where],
+                             "%s MiB restored from an image in 4K to 2M chunks and touched "
+                             "forwards, backwards or at random; prefetch off, forward, both; "
+                             "adaptive %s; %s; %s." %
+                             (rows[0].get("mib"), "/".join(adaptives), how, WHERE_NAMES[where])))
+    return out
+
+
+def all_figures(recs, outdir):
+    figs = []
+    for f in (zap_cdf, zap_visits, zap_guest, split_plots, rmap_fork, rmaps_hist, rmap_ops,
+              prefetch_plots):
+        figs += f(recs, outdir)
+    return figs

@@ -1,0 +1,154 @@
+"""Verdicts: each target of docs/targets.md judged on a run's records. Every
+value comes from the records; a target whose data is missing says so and is
+never counted as met."""
+from . import targets as targets_mod
+
+WHERE_NAMES = {"host": "host", "qemu": "in guest under QEMU (SVM, NPT)",
+               "bochs": "in guest under Bochs (VMX, EPT)"}
+
+
+def select(records, bench, **fields):
+    return [r for r in records if r.get("bench") == bench and
+            all(r.get(k) == v for k, v in fields.items())]
+
+
+def one(records, bench, **fields):
+    rows = select(records, bench, **fields)
+    return rows[0] if rows else None
+
+
+def ratio(a, b):
+    return float(a) / float(b) if b else float("inf")
+
+
+class Judge:
+    def __init__(self, targets):
+        self.targets = targets
+        self.out = []
+
+    def __call__(self, proposal, key, where, label, value, fmt="%.3g", note=""):
+        t = self.targets[key]
+        if value is None:
+            met, verdict = False, "no data"
+        else:
+            met = targets_mod.met(t, value)
+            verdict = "met" if met else "not met"
+        shown = "-" if value is None else fmt % value
+        line = "%s, %s: %s = %s (target %s %g): %s%s" % (
+            where, label, key, shown, t["test"], t["figure"], verdict,
+            "; " + note if note else "")
+        self.out.append({"proposal": proposal, "key": key, "where": where, "label": label,
+                         "value": value, "test": t["test"], "figure": t["figure"],
+                         "met": met, "verdict": verdict, "kind": t["kind"], "line": line})
+
+
+def zap_verdicts(j, recs):
+    for where in ("host", "qemu", "bochs"):
+        rows = select(recs, "zap", where=where)
+        keys = sorted({(r["pattern"], r.get("refault", r.get("every"))) for r in rows},
+                      key=str)
+        for pattern, refault in keys:
+            f = {"pattern": pattern}
+            if where == "host":
+                f["refault"] = refault
+            else:
+                f["every"] = refault
+            off = one(recs, "zap", where=where, leaf_hint="off", **f)
+            on = one(recs, "zap", where=where, leaf_hint="on", **f)
+            if not off or not on:
+                continue
+            label = "%s %s=%s" % (pattern, "refault" if where == "host" else "every", refault)
+            sweep = pattern.startswith("sweep")
+            visits = ratio(off["zap_spte_visits"], on["zap_spte_visits"])
+            time = ratio(off["zap_median_ns"], on["zap_median_ns"])
+            if where == "host" and not sweep and on.get("nonempty_tables"):
+                j("leaf", "zap_leaf_visits_per_table", where, label,
+                  on["zap_leaf_visits"] / on["nonempty_tables"], "%.1f")
+            if sweep:
+                if where == "host":
+                    j("leaf", "zap_sweep_visit_ratio", where, label, visits, "%.3f")
+                if pattern == "sweep1":
+                    j("leaf", "zap_sweep1_hint_checks", where, label, on["hint_checks"], "%d")
+                continue
+            j("leaf", "zap_time_vs_visits", where, label, time / visits, "%.2f",
+              "time off/on %.1fx, visits off/on %.1fx" % (time, visits))
+            if where == "host" and refault == 0:
+                j("leaf", "zap_same_refault0_time_ratio", where, label, time, "%.1f")
+
+
+def split_verdicts(j, recs):
+    for where in ("host", "qemu", "bochs"):
+        off = one(recs, "exec", where=where, split_on_fault="off")
+        on = one(recs, "exec", where=where, split_on_fault="on")
+        if off and on:
+            j("split", "split_exec_fault_ratio", where, "exec %s MiB" % off.get("mib", "?"),
+              ratio(off["faults"], on["faults"]), "%.1f",
+              "time off/on %.1fx" % ratio(off["time_ns"], on["time_ns"]))
+        for writes, key in ((5, "split_dirty5_fault_ratio"), (100, "split_dirty100_fault_ratio")):
+            off = one(recs, "dirty", where=where, writes=writes, eager_page_split="off",
+                      split_on_fault="off")
+            on = one(recs, "dirty", where=where, writes=writes, eager_page_split="off",
+                     split_on_fault="on")
+            if off and on:
+                j("split", key, where, "dirty %d%% writes" % writes,
+                  ratio(off["faults"], on["faults"]), "%.2f",
+                  "time off/on %.2fx" % ratio(off["time_ns"], on["time_ns"]))
+
+
+def rmap_verdicts(j, recs):
+    rows = select(recs, "rmap_fork", where="host")
+    if rows:
+        clones = max(r["clones"] for r in rows)
+        t = {(r["rmap_desc"], r.get("rmap_backref")): r["time_ns"]
+             for r in rows if r["clones"] == clones}
+        if ("ext3", "off") in t and ("ext14", "off") in t:
+            j("rmap", "rmap_fork_ext14_speedup", "host", "fork, %d clones" % clones,
+              ratio(t[("ext3", "off")], t[("ext14", "off")]), "%.2f")
+        if ("ext14", "off") in t and ("counted", "off") in t:
+            j("rmap", "rmap_fork_count_speedup", "host",
+              "fork, %d clones, back-reference off" % clones,
+              ratio(t[("ext14", "off")], t[("counted", "off")]), "%.2f",
+              "with the back-reference on: %.2fx" % ratio(t[("ext14", "off")],
+                                                        t.get(("counted", "on"), 0)))
+    r16 = one(recs, "rmap_remove", where="host", chain=16)
+    r1000 = one(recs, "rmap_remove", where="host", chain=1000)
+    if r16 and r1000:
+        j("rmap", "rmap_remove_chain_growth", "host", "counted remove, chain 1000 vs 16",
+          ratio(r1000["backref_ns"], r16["backref_ns"]), "%.2f",
+          "by scan instead: %.1fx" % ratio(r1000["scan_ns"], r16["scan_ns"]))
+
+
+def prefetch_verdicts(j, recs):
+    for where in ("host", "qemu"):
+        def faults(chunk, mode):
+            f = {"where": where, "chunk": chunk, "order": "forward", "prefetch": mode,
+                 "adaptive": "on"}
+            r = one(recs, "prefetch", **f)
+            return r
+        off2, fwd2 = faults("2M", "off"), faults("2M", "forward")
+        if off2 and fwd2:
+            j("prefetch", "prefetch_2m_fault_ratio", where, "2M chunks, forward order",
+              ratio(off2["faults"], fwd2["faults"]), "%.0f",
+              "time off/forward %.2fx" % ratio(off2["time_ns"], fwd2["time_ns"]))
+        off4, fwd4 = faults("4K", "off"), faults("4K", "forward")
+        if off4 and fwd4:
+            j("prefetch", "prefetch_4k_fault_ratio", where, "4K chunks, forward order, adaptive",
+              ratio(fwd4["faults"], off4["faults"]), "%.3f",
+              "time %+.1f%%" % (100 * (ratio(fwd4["time_ns"], off4["time_ns"]) - 1)))
+            if where == "host":
+                i0, i1 = off4.get("instructions", 0), fwd4.get("instructions", 0)
+                j("prefetch", "prefetch_4k_instructions_pct", where,
+                  "4K chunks, forward order, adaptive",
+                  100 * (i1 / i0 - 1) if i0 else None, "%+.2f",
+                  "" if i0 else "instructions not counted in this run (valgrind's "
+                  "callgrind.h was absent when the benchmark was built)")
+
+
+def compute(records, targets=None):
+    """All verdicts of a run, in page order."""
+    j = Judge(targets or targets_mod.load())
+    zap_verdicts(j, records)
+    split_verdicts(j, records)
+    rmap_verdicts(j, records)
+    prefetch_verdicts(j, records)
+    return j.out
