@@ -2,7 +2,9 @@
 #pragma once
 #include <stdbool.h>
 
-void uart_init(void);
+/* Sets COM1 up; false when there is no UART there (output is then dropped
+ * and no input comes). */
+bool uart_init(void);
 void uart_putc(char c);
 /* The next received byte, or -1 when none is waiting. */
 int uart_getc(void);

@@ -1,13 +1,17 @@
 """Boot tests: sprig under QEMU with SeaBIOS and OVMF, and under Bochs, driven
 through the serial console. Checks are batched into few boots (OVMF and Bochs
 boot slowly)."""
+import json
 import os
 import re
+import shutil
+import socket
 import tempfile
+import time
 
-from machine import Machine, PROMPT, make_iso, run_bochs, split_run_output
+from machine import GUESTS_DIR, Machine, PROMPT, make_iso, run_bochs, split_run_output
 
-SCENARIOS = ["qemu_bios_console", "qemu_bios_panic", "qemu_bios_reboot",
+SCENARIOS = ["qemu_bios_console", "qemu_bios_panic", "qemu_bios_reboot", "qemu_bios_no_uart",
              "qemu_uefi", "bochs_vmx"]
 
 
@@ -103,6 +107,72 @@ def qemu_bios_reboot(check):
         check("reboot/resets", rc == 0, "rc=%r" % rc)
     finally:
         m.close()
+
+
+def qmp(sock, command, arguments=None):
+    """One QMP command to QEMU through its socket; its return value."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(sock)
+    f = s.makefile("rw")
+    f.readline()  # the greeting
+    for cmd, args in (("qmp_capabilities", None), (command, arguments)):
+        f.write(json.dumps({"execute": cmd, "arguments": args or {}}) + "\n")
+        f.flush()
+        while True:
+            r = json.loads(f.readline())
+            if "return" in r or "error" in r:
+                break
+    s.close()
+    return r.get("return")
+
+
+def no_uart_machine(run, tmp):
+    iso = make_iso("nouart", 'run="%s"' % run, [os.path.join(GUESTS_DIR, "hello.elf")])
+    sock = os.path.join(tmp, "qmp.sock")
+    m = Machine(iso, serial="none",
+                extra=("-no-shutdown", "-qmp", "unix:%s,server=on,wait=off" % sock))
+    deadline = time.time() + 30
+    while not os.path.exists(sock) and time.time() < deadline:
+        time.sleep(0.2)
+    return m, sock
+
+
+def qemu_bios_no_uart(check):
+    """No UART at COM1 (its ports float and read 0xFF, "data ready" for ever).
+    Boot 1: sprig runs its run= commands, a guest among them, to the power-off.
+    -no-shutdown keeps QEMU in the "shutdown" state after ACPI S5, where a
+    reset or triple fault would end it (-no-reboot): the state tells a
+    power-off from a crash. Boot 2: once run= is done, the shell waits for
+    input asleep in HLT, as with a UART, rather than reading the floating
+    bus as keys for ever."""
+    tmp = tempfile.mkdtemp(prefix="sprig-nouart-")
+    m, sock = no_uart_machine("vm create hello hello; vm run hello timeout=30; poweroff", tmp)
+    try:
+        status = None
+        deadline = time.time() + 120
+        while time.time() < deadline and m.proc.poll() is None and status != "shutdown":
+            time.sleep(1)
+            status = (qmp(sock, "query-status") or {}).get("status")
+        check("no-uart/powers-off", status == "shutdown",
+              "QEMU %s, last status %r" % ("exited" if m.proc.poll() is not None else
+                                           "still running", status))
+    finally:
+        m.close()
+    m, sock = no_uart_machine("vm create hello hello; vm run hello timeout=30", tmp)
+    try:
+        halted, samples = 0, 0
+        deadline = time.time() + 120
+        while time.time() < deadline and m.proc.poll() is None and halted < 5:
+            time.sleep(0.5)
+            regs = qmp(sock, "human-monitor-command", {"command-line": "info registers"})
+            samples += 1
+            halted = halted + 1 if "HLT=1" in (regs or "") else 0
+        check("no-uart/shell-sleeps", halted >= 5,
+              "%d samples, the last %d in HLT" % (samples, halted))
+    finally:
+        m.close()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def qemu_uefi(check):

@@ -83,10 +83,10 @@ class Console:
 class Machine(Console):
     """QEMU running sprig, its console on QEMU's standard input and output."""
 
-    def __init__(self, iso, firmware="bios", smp=1, mem="1G", extra=()):
+    def __init__(self, iso, firmware="bios", smp=1, mem="1G", extra=(), serial="stdio"):
         self.tmp = tempfile.mkdtemp(prefix="sprig-e2e-")
         cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", mem,
-               "-smp", str(smp), "-display", "none", "-serial", "stdio",
+               "-smp", str(smp), "-display", "none", "-serial", serial,
                "-monitor", "none", "-no-reboot",
                "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04", "-cdrom", iso]
         if firmware == "uefi":
