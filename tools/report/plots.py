@@ -177,11 +177,13 @@ def split_plots(recs, outdir):
         name = save(fig, outdir, "split_%s.png" % where)
         how = ("median of %d interleaved runs, error bars min to max" % runs
                if where == "host" else "one run each way in one boot (no spread measured)")
-        out.append(fig_entry(name, "Split on fault: exec and dirty logging, %s" % WHERE_NAMES[where],
-                             "Faults and time of the execute pass (nx_huge_pages=on) and of "
-                             "dirty-log iteration 1 (5%% and 100%% writes), split_on_fault off "
-                             "and on and eager_page_split on, %s MiB, prefetch off; %s; %s." %
-                             (mib, how, WHERE_NAMES[where])))
+        ran = " and ".join(b[0] for b in bars)
+        out.append(fig_entry(name, "Split on fault: %s, %s" % (ran, WHERE_NAMES[where]),
+                             "Faults and time of what ran here (%s; exec: the execute pass "
+                             "with nx_huge_pages=on; dirty N%%: dirty-log iteration 1 with N%% "
+                             "of pages written), split_on_fault off and on, and eager_page_split "
+                             "on for dirty logging, %s MiB, prefetch off; %s; %s." %
+                             (ran, mib, how, WHERE_NAMES[where])))
     return out
 
 
@@ -257,8 +259,8 @@ def rmaps_hist(recs, outdir):
     ax.legend(fontsize=7)
     ax.grid(True, axis="y", alpha=0.3)
     name = save(fig, outdir, "rmaps_hist.png")
-    return [fig_entry(name, "Rmap chain sizes (`rmaps`)",
-                      "The `rmaps` table (KVM's mmu_rmaps_stat) of a parent (the rmapread "
+    return [fig_entry(name, "Rmap chain sizes (the rmaps command)",
+                      "The rmaps table (KVM's mmu_rmaps_stat) of a parent (the rmapread "
                       "guest) after %s clones each read its 1 MiB; bucket 0 counts level-sized "
                       "regions no leaf maps; one snapshot, no repetition; %s." %
                       (rows[0].get("clones"), WHERE_NAMES[rows[0]["where"]]))]
