@@ -29,4 +29,14 @@ static inline uint64_t rng_below(struct rng *r, uint64_t n)
 	return rng_next(r) % n;
 }
 
+/* A stateless hash of x (splitmix64's finalizer): the same x gives the same
+ * choice whatever was drawn before, so two programs can make the same
+ * choices for the same items. */
+static inline uint64_t rng_mix(uint64_t x)
+{
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
 #endif

@@ -18,6 +18,8 @@
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
+#include "tests/guest_access.h"
+#include "tests/rng.h"
 #include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
@@ -50,29 +52,14 @@ static void no_flush(void *ctx)
 	(void)ctx;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* One guest access: a walk, and a fault if the walk finds no leaf allowing it. */
+/* One guest access; a fault that fails ends the benchmark. */
 static uint64_t touch(struct mmu *mmu, uint64_t gpa, unsigned access)
 {
-	unsigned rights;
-	paddr_t hpa;
-	int level;
-	bool hit;
+	int r = guest_access(mmu, gpa, access);
 
-	read_lock(&mmu->lock);
-	hit = tdp_translate(mmu, gpa, &hpa, &level, &rights) && (rights & access) == access;
-	read_unlock(&mmu->lock);
-	if (hit)
-		return 0;
-	if (tdp_map(mmu, gpa, access) != TDP_FIXED)
+	if (r < 0)
 		abort();
-	return 1;
+	return (uint64_t)r;
 }
 
 static struct result run_once(const struct setting *s, uint64_t gpa, uint64_t bytes)
@@ -97,7 +84,7 @@ static struct result run_once(const struct setting *s, uint64_t gpa, uint64_t by
 	t = bench_now_ns();
 	for (uint64_t a = gpa, i = 0; a < gpa + bytes; a += 4096, i++) {
 		unsigned access = exec ? TDP_ACC_EXEC
-			: mix(i + 1) % 100 < s->writes ? TDP_ACC_WRITE : TDP_ACC_READ;
+			: rng_mix(i + 1) % 100 < s->writes ? TDP_ACC_WRITE : TDP_ACC_READ;
 
 		r.faults += touch(&mmu, a, access);
 	}

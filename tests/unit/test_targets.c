@@ -11,6 +11,8 @@
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
+#include "tests/guest_access.h"
+#include "tests/rng.h"
 #include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdlib.h>
@@ -73,28 +75,13 @@ TEST(targets_zap_leaf_visits_and_sweep1)
 	mmu_config = saved;
 }
 
-static uint64_t mix(uint64_t x)
-{
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* One access: a walk, and a fault where no leaf allows it. */
+/* One access; a fault that fails fails the test. */
 static uint64_t touch(struct mmu *mmu, uint64_t gpa, unsigned access)
 {
-	unsigned rights;
-	paddr_t hpa;
-	int level;
-	bool hit;
+	int r = guest_access(mmu, gpa, access);
 
-	read_lock(&mmu->lock);
-	hit = tdp_translate(mmu, gpa, &hpa, &level, &rights) && (rights & access) == access;
-	read_unlock(&mmu->lock);
-	if (hit)
-		return 0;
-	CHECK(tdp_map(mmu, gpa, access) == TDP_FIXED);
-	return 1;
+	CHECK(r >= 0);
+	return r == 1;
 }
 
 /* Faults of the execute pass (writes == 0) or of dirty-log iteration 1 over
@@ -121,7 +108,7 @@ static uint64_t split_faults(unsigned writes, bool split)
 		CHECK(!mmu_dirty_log_enable(&mmu, 0, true));
 	for (uint64_t a = 0; a < 16 * MiB; a += 4096, i++)
 		faults += touch(&mmu, a, !writes ? TDP_ACC_EXEC
-					 : mix(i + 1) % 100 < writes ? TDP_ACC_WRITE : TDP_ACC_READ);
+					 : rng_mix(i + 1) % 100 < writes ? TDP_ACC_WRITE : TDP_ACC_READ);
 	mmu_destroy(&mmu);
 	return faults;
 }
