@@ -11,6 +11,7 @@ int mmu_init(struct mmu *mmu, const struct spte_format *fmt, void (*flush_tlb)(v
 	mmu->root.fmt = fmt;
 	mmu->flush_tlb = flush_tlb;
 	mmu->flush_ctx = flush_ctx;
+	mmu->max_leaf_level = 3;
 	mmu->root.table = tdp_table_alloc(mmu, TDP_ROOT_LEVEL, 0);
 	return mmu->root.table ? 0 : -1;
 }

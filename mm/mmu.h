@@ -40,6 +40,7 @@
 
 struct mmu {
 	struct tdp_root root;
+	int max_leaf_level;       /* the largest leaf the CPU's tables take: 1 to 3 */
 	struct rwlock lock;
 	struct rwlock slots_lock;
 	uint32_t invalidate_in_progress;

@@ -180,13 +180,18 @@ static void count_fault(struct mmu *mmu, enum tdp_fault_result res)
 }
 
 /* The largest level a fault may map: dirty logging maps new pages at 4 KiB,
- * and so does an execute fault while huge leaves must be non-executable. */
-static int fault_goal(const struct memslot *slot, uint64_t gfn, unsigned access)
+ * and so does an execute fault while huge leaves must be non-executable;
+ * never above what the CPU's tables take. */
+static int fault_goal(const struct mmu *mmu, const struct memslot *slot, uint64_t gfn,
+		      unsigned access)
 {
+	int level;
+
 	if ((slot->flags & MEMSLOT_DIRTY_LOG) ||
 	    ((access & TDP_ACC_EXEC) && nx_huge_pages_active()))
 		return 1;
-	return memslot_max_level(slot, gfn);
+	level = memslot_max_level(slot, gfn);
+	return level < mmu->max_leaf_level ? level : mmu->max_leaf_level;
 }
 
 enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access)
@@ -224,7 +229,7 @@ enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *ca
 		bool copy_on_write = false;
 
 		fault.slot = slot;
-		fault.goal = fault_goal(slot, gfn, access);
+		fault.goal = fault_goal(mmu, slot, gfn, access);
 		read_lock(&mmu->lock);
 		/* Past the invalidation check no discard can free the frame, so
 		 * only then is its metadata read. */

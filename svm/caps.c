@@ -24,3 +24,8 @@ bool svm_caps_check(bool supported, bool disabled_by_bios, uint32_t features, ui
 	}
 	return true;
 }
+
+int svm_npt_max_leaf_level(bool pages_1g)
+{
+	return pages_1g ? 3 : 2;
+}

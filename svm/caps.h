@@ -11,3 +11,8 @@
  * ASIDs (ASID 0 is the host's). features: CPUID 0x8000000A EDX (SVM_FEAT_*). */
 bool svm_caps_check(bool supported, bool disabled_by_bios, uint32_t features, uint32_t asids,
 		    char *err, size_t len);
+
+/* The largest NPT leaf: the nested walk runs in the host's paging mode, with
+ * 2 MiB pages always and 1 GiB pages where CPUID 0x80000001 EDX bit 26
+ * (Page1GB) says so: 2 or 3. The mirror of vmx_ept_max_leaf_level. */
+int svm_npt_max_leaf_level(bool pages_1g);

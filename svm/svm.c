@@ -436,9 +436,15 @@ static bool svm_state_load(struct vcpu *v, const void *buf, size_t len)
 	return true;
 }
 
+static int svm_tdp_max_leaf_level(void)
+{
+	return svm_npt_max_leaf_level(cpuinfo.pages_1g);
+}
+
 const struct virt_backend svm_backend = {
 	.name = "svm",
 	.tdp = &npt_format,
+	.tdp_max_leaf_level = svm_tdp_max_leaf_level,
 	.cpu_enable = svm_cpu_enable,
 	.vcpu_create = svm_vcpu_create,
 	.vcpu_destroy = svm_vcpu_destroy,

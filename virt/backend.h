@@ -89,6 +89,9 @@ static inline void vexit_insn(struct vexit *e, enum vexit_insn insn)
 struct virt_backend {
 	const char *name;                  /* "svm" or "vmx" */
 	const struct spte_format *tdp;     /* NPT or EPT entries */
+	/* The largest leaf the CPU's NPT or EPT takes (2: 2 MiB, 3: 1 GiB), from
+	 * its capability bits; valid once cpu_enable succeeded. */
+	int (*tdp_max_leaf_level)(void);
 	/* Turn virtualization on for this CPU; false with a reason. */
 	bool (*cpu_enable)(char *err, size_t len);
 	/* Build the vCPU's control block in 32-bit protected mode with paging

@@ -220,6 +220,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		return NULL;
 	}
 	vm->mmu.share.id = (uint32_t)vm->id; /* the order cross-VM operations lock in */
+	vm->mmu.max_leaf_level = backend->tdp_max_leaf_level();
 	if (a->clone_of) {
 		if (mmu_clone(&a->clone_of->mmu, &vm->mmu)) {
 			ksnprintf(err, errlen, "out of memory for the clone's memory");

@@ -168,3 +168,8 @@ bool vmx_preemption_arm(uint64_t now, uint64_t *slice_end, bool timer_exit, bool
 	*ticks = left > UINT32_MAX ? UINT32_MAX : (uint32_t)left;
 	return true;
 }
+
+int vmx_ept_max_leaf_level(uint64_t ept_vpid_cap)
+{
+	return (ept_vpid_cap & EPT_CAP_1G) ? 3 : (ept_vpid_cap & EPT_CAP_2M) ? 2 : 1;
+}

@@ -67,3 +67,7 @@ uint64_t vmx_preemption_budget_tsc(uint64_t tsc_khz);
  * when the VMCS field must be written. */
 bool vmx_preemption_arm(uint64_t now, uint64_t *slice_end, bool timer_exit, bool saves_timer,
 			uint64_t budget_tsc, uint64_t misc, uint32_t *ticks);
+
+/* The largest EPT leaf IA32_VMX_EPT_VPID_CAP allows (SDM A.10: bit 16 for
+ * 2 MiB, bit 17 for 1 GiB): 1, 2 or 3. */
+int vmx_ept_max_leaf_level(uint64_t ept_vpid_cap);

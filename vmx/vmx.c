@@ -576,9 +576,15 @@ static void vmx_flush_tlb(void *vcpu)
 
 /* Not const: cpu_enable picks the EPT format (with A/D bits when the CPU has
  * them) before any VM's MMU is created with it. */
+static int vmx_tdp_max_leaf_level(void)
+{
+	return vmx_ept_max_leaf_level(cpuinfo.vmx.ept_vpid_cap);
+}
+
 struct virt_backend vmx_backend = {
 	.name = "vmx",
 	.tdp = NULL,
+	.tdp_max_leaf_level = vmx_tdp_max_leaf_level,
 	.cpu_enable = vmx_cpu_enable,
 	.vcpu_create = vmx_vcpu_create,
 	.vcpu_destroy = vmx_vcpu_destroy,

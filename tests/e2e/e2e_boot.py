@@ -11,7 +11,7 @@ import time
 
 from machine import GUESTS_DIR, Machine, PROMPT, make_iso, run_bochs, split_run_output
 
-SCENARIOS = ["qemu_bios_console", "qemu_bios_panic", "qemu_bios_reboot", "qemu_bios_no_uart",
+SCENARIOS = ["qemu_bios_console", "qemu_bios_panic", "qemu_bios_reboot", "qemu_bios_no_uart", "qemu_1g_pages",
              "qemu_uefi", "bochs_vmx"]
 
 
@@ -173,6 +173,33 @@ def qemu_bios_no_uart(check):
     finally:
         m.close()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def qemu_1g_pages(check):
+    """1 GiB nested pages only where CPUID says Page1GB: the same eager 1 GiB
+    VM gets a 1 GiB leaf under -cpu max and 2 MiB leaves under
+    -cpu max,-pdpe1gb (QEMU would walk a 1 GiB leaf either way; hardware
+    without the feature faults on it as reserved)."""
+    iso = make_iso("pages1g", "", [os.path.join(GUESTS_DIR, "touch.elf")])
+    for cpu, has_1g in (("max", True), ("max,-pdpe1gb", False)):
+        m = Machine(iso, mem="4G", extra=("-cpu", cpu))
+        try:
+            m.expect(PROMPT, timeout=90)
+            cpus = m.command("cpus")
+            check("1g/%s-cpuid" % cpu, ("1g-pages: %s" % ("yes" if has_1g else "no")) in cpus,
+                  cpus)
+            m.command("vm create t touch mem=1G backing=eager -- mib=8 stride=2097152")
+            out = m.command("vm run t timeout=60", timeout=120)
+            check("1g/%s-runs" % cpu, "vm t exited: status 0" in out, out)
+            stats = m.command("stats t")
+            p1g = re.search(r"pages_1g\s+(\d+)", stats)
+            p2m = re.search(r"pages_2m\s+(\d+)", stats)
+            want = "pages_1g 1" if has_1g else "pages_1g 0, pages_2m > 0"
+            ok = p1g and p2m and ((int(p1g.group(1)) == 1) if has_1g else
+                                  (int(p1g.group(1)) == 0 and int(p2m.group(1)) > 0))
+            check("1g/%s-leaves" % cpu, bool(ok), "want %s:\n%s" % (want, stats))
+        finally:
+            m.close()
 
 
 def qemu_uefi(check):

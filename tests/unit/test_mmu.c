@@ -208,6 +208,39 @@ TEST(mmu_huge_mappings)
 	mmu_config.prefetch = prefetch;
 }
 
+/* A CPU without 1 GiB (or 2 MiB) leaves: faults map at most what it takes,
+ * whatever the backing would allow. */
+TEST(mmu_max_leaf_level)
+{
+	struct mmu mmu;
+	uint64_t before;
+	unsigned rights;
+	paddr_t hpa;
+	int level;
+
+	host_mem_init(4 * GiB);
+	before = free_bytes();
+	formats_init();
+	for (int max = 1; max <= 3; max++) {
+		struct memslot_config big = slot_cfg(1 * GiB, 1 * GiB, BACKING_EAGER);
+
+		big.backing.no_zero = true;
+		REQUIRE(mmu_init(&mmu, test_formats[0], no_flush, NULL) == 0);
+		mmu.max_leaf_level = max;
+		REQUIRE(mmu_slot_add(&mmu, &big) == 0);
+		CHECK_EQ_U64(tdp_map(&mmu, 1 * GiB + 0x5000, TDP_ACC_WRITE), TDP_FIXED);
+		read_lock(&mmu.lock);
+		CHECK(tdp_translate(&mmu, 1 * GiB + 0x5000, &hpa, &level, &rights));
+		read_unlock(&mmu.lock);
+		CHECK_EQ_U64(level, max);
+		for (int above = max + 1; above <= 3; above++)
+			CHECK_EQ_U64(mmu.stats.pages[above - 1], 0);
+		CHECK(mmu_audit_passes(&mmu));
+		mmu_destroy(&mmu);
+		CHECK_EQ_U64(free_bytes(), before);
+	}
+}
+
 TEST(mmu_iter_yield_resume)
 {
 	struct mmu mmu;

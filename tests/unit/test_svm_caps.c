@@ -68,3 +68,9 @@ TEST(svm_npt_reserved_bits)
 	npt_describe_reserved(sptes, 2, 0x40001000, &cpu, buf, sizeof(buf));
 	CHECK(strcmp(buf, "NPT reserved bit at gpa 0x40001000: level 2 entry 0x0000000000000000") == 0);
 }
+
+TEST(svm_npt_max_leaf_level)
+{
+	CHECK_EQ_U64(svm_npt_max_leaf_level(true), 3);
+	CHECK_EQ_U64(svm_npt_max_leaf_level(false), 2);
+}

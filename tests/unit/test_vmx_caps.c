@@ -304,3 +304,11 @@ TEST(vmx_ept_misconfig_report)
 	ept_describe_misconfig(sptes, 2, 0x40201000, true, buf, sizeof(buf));
 	CHECK(strcmp(buf, "EPT misconfiguration at gpa 0x40201000: level 2 entry 0x00000000000000b2") == 0);
 }
+
+TEST(vmx_ept_max_leaf_level)
+{
+	CHECK_EQ_U64(vmx_ept_max_leaf_level(EPT_CAP_2M | EPT_CAP_1G), 3);
+	CHECK_EQ_U64(vmx_ept_max_leaf_level(EPT_CAP_2M), 2);
+	CHECK_EQ_U64(vmx_ept_max_leaf_level(EPT_CAP_1G), 3);
+	CHECK_EQ_U64(vmx_ept_max_leaf_level(0), 1);
+}
