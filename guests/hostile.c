@@ -32,6 +32,7 @@
  *                  checks there, then the trip again ending in a triple
  *                  fault in real mode */
 #include "arch/x86/msr.h"
+#include "guests/rt/idt.h"
 #include "guests/rt/rt.h"
 #include "virt/hypercall.h"
 
@@ -49,36 +50,15 @@ static const char *mode = "";
 static int failures;
 
 /* ------------------------------------------------------------------ */
-/* Exceptions: an IDT for vectors 0-31 (hostile/trap.S). An instruction run
+/* Exceptions, through the runtime's IDT (rt/idt.c). An instruction run
  * with TRY resumes after itself if it faults, with the vector recorded. */
 
-struct trap_frame {
-	uint64_t r15, r14, r13, r12, r11, r10, r9, r8, rbp, rdi, rsi, rdx, rcx, rbx, rax;
-	uint64_t vector, error, rip, cs, rflags, rsp, ss;
-};
-
-struct idt_gate {
-	uint16_t offset_low, selector;
-	uint8_t ist, type;
-	uint16_t offset_mid;
-	uint32_t offset_high, reserved;
-} __attribute__((packed));
-
-struct table_pointer {
-	uint16_t limit;
-	uint64_t base;
-} __attribute__((packed));
-
-extern const uint64_t trap_stubs[32];
-void hostile_trap(struct trap_frame *f);
 /* Where a caught exception resumes (0: none expected), and what it was. */
 volatile uint64_t trap_fixup;
 volatile int trap_vector;
 volatile uint64_t trap_error;
 
-static struct idt_gate idt[32] __attribute__((aligned(16)));
-
-void hostile_trap(struct trap_frame *f)
+static void hostile_trap(struct frame *f)
 {
 	if (trap_fixup) {
 		trap_vector = (int)f->vector;
@@ -90,22 +70,6 @@ void hostile_trap(struct trap_frame *f)
 	printf("FAIL %s: unexpected exception %lu (error 0x%lx) at RIP 0x%lx\n", mode,
 	       f->vector, f->error, f->rip);
 	exit(EXIT_UNEXPECTED_TRAP);
-}
-
-static void idt_install(void)
-{
-	struct table_pointer p = { sizeof(idt) - 1, (uint64_t)idt };
-	uint16_t cs;
-
-	asm volatile("mov %%cs, %0" : "=r"(cs));
-	for (int i = 0; i < 32; i++) {
-		uint64_t a = trap_stubs[i];
-
-		idt[i] = (struct idt_gate){ .offset_low = (uint16_t)a, .selector = cs, .type = 0x8e,
-					    .offset_mid = (uint16_t)(a >> 16),
-					    .offset_high = (uint32_t)(a >> 32) };
-	}
-	asm volatile("lidt %0" : : "m"(p));
 }
 
 #define COMMA ,
@@ -1064,7 +1028,7 @@ int main(const struct mb1_info *mbi)
 	mode = arg_word(mbi, 0, word0, sizeof(word0));
 	arg_word(mbi, 1, word1, sizeof(word1));
 	printf("hostile: %s%s%s\n", mode, word1[0] ? " " : "", word1);
-	idt_install();
+	idt_install(hostile_trap);
 	if (!under_sprig() && !first_arg_is(mbi, "ports") && !first_arg_is(mbi, "cpuid"))
 		printf("hostile: not under sprig; the results mean little\n");
 

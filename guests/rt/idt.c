@@ -8,11 +8,6 @@ struct idt_gate {
 	uint32_t offset_high, reserved;
 } __attribute__((packed));
 
-struct table_pointer {
-	uint16_t limit;
-	uint64_t base;
-} __attribute__((packed));
-
 #define GATE_INTERRUPT 0x8e /* present, DPL 0, 64-bit interrupt gate */
 
 extern const uint64_t isr_stubs[256];

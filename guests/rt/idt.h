@@ -9,6 +9,12 @@ struct frame {
 	uint64_t vector, error, rip, cs, rflags, rsp, ss;
 };
 
+/* The operand of LGDT and LIDT. */
+struct table_pointer {
+	uint16_t limit;
+	uint64_t base;
+} __attribute__((packed));
+
 /* Load an IDT that sends every vector to dispatch (interrupt gates: IF is
  * clear in the dispatcher); changes to *frame are what IRET returns to. */
 void idt_install(void (*dispatch)(struct frame *f));
