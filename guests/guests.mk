@@ -25,9 +25,10 @@ GUEST_LDFLAGS := -Wl,--build-id=none -Wl,--no-warn-rwx-segments -nostdlib -stati
 
 GUEST_OBJ_DIR := $(B)/guests/obj
 GUEST_AR := $(CROSS_COMPILE)ar
-# The runtime is an archive: a guest links only the parts it uses.
+# The runtime is an archive: a guest links only the parts it uses (the APs'
+# stacks, for one, only where smp_start is called).
 GUEST_RT_OBJS := $(patsubst %,$(GUEST_OBJ_DIR)/rt/%.o,rt.c printf.c idt.c report.c isr.S \
-	tsc.c lapic.c acpi.c)
+	tsc.c lapic.c acpi.c smp.c ap_boot.S)
 GUEST_RT_LIB := $(GUEST_OBJ_DIR)/rt/librt.a
 
 .PHONY: guests
