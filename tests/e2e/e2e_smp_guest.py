@@ -4,13 +4,17 @@ guest starts its APs with INIT-SIPI-SIPI from the MADT, runs work on each CPU
 and sends IPIs between them, printing `smp: N CPUs online`, one
 `PASS|FAIL|SKIP: NAME` line per check and a summary `smp: N passed, N failed,
 N skipped`; it exits with status 0 when nothing failed. With `cpus=N` the
-guest itself fails smp-start unless exactly N CPUs came up."""
+guest itself fails smp-start unless exactly N CPUs came up.
+
+The stale-translation guest (guests/stale.c) spins on one CPU; bare, without
+pages from a host, it tests its own protocol with an AP in the host's place
+(`qemu -smp 2`): every round answered with the new word."""
 import re
 
 from bare import run_bare
 from machine import scenario_main
 
-SCENARIOS = ["smp_guest_bare"]
+SCENARIOS = ["smp_guest_bare", "stale_guest_bare"]
 
 ALL_CHECKS = ["smp-madt", "smp-start", "smp-apic-ids", "smp-slices", "smp-atomic",
               "smp-ipi-ring", "smp-ipi-all", "smp-nmi"]
@@ -62,6 +66,19 @@ def smp_guest_bare(check):
     check("smp-guest/bare-wrong-count-fails",
           status == 1 and results(out).get("smp-start") ==
           ("FAIL", "2 CPUs came up, 3 expected"), "status %r\n%s" % (status, out[-3000:]))
+
+
+def stale_guest_bare(check):
+    status, out = run_bare("stale", "", timeout=120, cpus=2)
+    check("stale-guest/bare-self-test", status == 0 and
+          "stale: self-test: 1000 rounds, 1000 answered, 0 stale, 0 lost" in out,
+          "status %r\n%s" % (status, out[-3000:]))
+    status, out = run_bare("stale", "", timeout=60, cpus=1)
+    check("stale-guest/bare-self-test-one-cpu-fails", status == 1 and
+          "stale: the self-test needs a second CPU" in out, "status %r\n%s" % (status, out))
+    status, out = run_bare("stale", "d=0x400000 f=0x401000 a=0x402800 w=3", timeout=60)
+    check("stale-guest/bare-unaligned-page-refused", status == 1 and
+          "stale: bad arguments" in out, "status %r\n%s" % (status, out))
 
 
 if __name__ == "__main__":
