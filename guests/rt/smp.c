@@ -289,3 +289,30 @@ bool smp_run(void (*fn)(unsigned int cpu))
 	}
 	return all;
 }
+
+bool smp_workers(const struct mb1_info *mbi, unsigned int want, const char *guest)
+{
+	unsigned int n;
+
+	if (want == 1)
+		return true;
+	if (want > SMP_CPU_MAX) {
+		printf("%s: cpus=%u: at most %u\n", guest, want, SMP_CPU_MAX);
+		return false;
+	}
+	n = smp_start(mbi, smp_serve);
+	if (n != want || smp_cpu_count != want) {
+		printf("%s: cpus=%u, but %u of %u CPUs run\n", guest, want, n, smp_cpu_count);
+		return false;
+	}
+	return true;
+}
+
+void smp_share(uint64_t n, uint64_t align, unsigned int cpu, unsigned int count, uint64_t *first,
+	       uint64_t *end)
+{
+	uint64_t each = n / count / align * align;
+
+	*first = cpu * each;
+	*end = cpu == count - 1 ? n : *first + each;
+}

@@ -61,4 +61,13 @@ void smp_serve(unsigned int cpu);
  * within 10 s plus ten times this CPU's own run. The APs must be in
  * smp_serve. */
 bool smp_run(void (*fn)(unsigned int cpu));
+
+/* For a guest whose workload runs on every CPU (`cpus=N`): starts the APs
+ * into smp_serve unless want is 1; true when exactly want CPUs run, indexes
+ * 0 to want - 1 (otherwise a line "guest: ..." says what came up). */
+bool smp_workers(const struct mb1_info *mbi, unsigned int want, const char *guest);
+/* CPU cpu's share [*first, *end) of n items split over count CPUs, in
+ * multiples of align items (the last CPU takes what remains). */
+void smp_share(uint64_t n, uint64_t align, unsigned int cpu, unsigned int count, uint64_t *first,
+	       uint64_t *end);
 #endif
