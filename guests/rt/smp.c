@@ -157,8 +157,6 @@ static bool start_ap(unsigned int cpu, uint64_t page)
 	uint64_t end;
 
 	__atomic_store_n(&ap_boot_slot, cpu, __ATOMIC_RELEASE);
-	if (!x2apic_mode)
-		apic_write(APIC_ESR, 0);
 	apic_icr(c->apic_id, ICR_INIT | ICR_ASSERT);
 	delay_us(10000);
 	for (int i = 0; i < 2; i++) {
