@@ -69,13 +69,15 @@ def make_bare_iso(name, args="", path=None):
         shutil.copy(kernel, os.path.join(d, "boot", name + ".elf"))
         with open(os.path.join(d, "boot", "grub", "grub.cfg"), "w") as f:
             # `serial` sets COM1 to 8N1 (the guests do not program the
-            # UART); without terminal_output serial GRUB stays off it.
+            # UART); without terminal_output serial GRUB stays off it. GRUB
+            # drops the file name from the command line: the guest's name
+            # stands first instead, as the kernel's path does under -kernel.
             f.write("set timeout=0\n"
                     "serial --unit=0 --speed=115200\n"
                     "menuentry %s {\n"
-                    "  multiboot /boot/%s.elf %s\n"
+                    "  multiboot /boot/%s.elf %s %s\n"
                     "  boot\n"
-                    "}\n" % (name, name, args))
+                    "}\n" % (name, name, name, args))
         p = subprocess.run(["grub-mkrescue", "-o", path, d], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT)
         if p.returncode != 0:
