@@ -108,7 +108,7 @@ static void lock_sharers(struct mmu *mmu)
 	for_each_sharer(m, mmu)
 		read_lock(&m->slots_lock);
 	for_each_sharer(m, mmu) {
-		write_lock(&m->lock);
+		mmu_write_lock(m);
 		invalidate_begin(m);
 	}
 }
@@ -232,7 +232,7 @@ int mmu_cow_break(struct mmu *mmu, struct memslot *slot, uint64_t gfn)
 	int res = TDP_RETRY;
 	paddr_t shared;
 
-	write_lock(&mmu->lock);
+	mmu_write_lock(mmu);
 	invalidate_begin(mmu);
 	/* Looked at again under the lock: another fault may have copied it, or
 	 * the other holders may have gone. */
@@ -346,7 +346,7 @@ int mmu_clone(struct mmu *parent, struct mmu *child)
 	spin_lock(&share_lock);
 	if (parent->share.family || family_new(parent)) {
 		read_lock(&parent->slots_lock);
-		write_lock(&parent->lock);
+		mmu_write_lock(parent);
 		invalidate_begin(parent);
 		if (write_protect_all(parent))
 			mmu_flush_tlb(parent);

@@ -169,7 +169,7 @@ int mmu_dirty_log_enable(struct mmu *mmu, uint64_t gpa, bool on)
 		      dirty_log_alloc(&log, slot->npages))) {
 		ret = -1;
 	} else if (on != !!(slot->flags & MEMSLOT_DIRTY_LOG)) {
-		write_lock(&mmu->lock);
+		mmu_write_lock(mmu);
 		if (on) {
 			slot->dirty_log = log;
 			slot->flags |= MEMSLOT_DIRTY_LOG;
@@ -198,7 +198,7 @@ int64_t mmu_dirty_log_get(struct mmu *mmu, uint64_t gpa, uint64_t *out)
 	read_lock(&mmu->slots_lock);
 	slot = memslot_at(&mmu->slots, gpa >> PAGE_SHIFT);
 	if (slot && (slot->flags & MEMSLOT_DIRTY_LOG)) {
-		write_lock(&mmu->lock);
+		mmu_write_lock(mmu);
 		if (protect_slot(mmu, slot, false, true))
 			mmu_flush_tlb(mmu);
 		n = (int64_t)dirty_log_take(&slot->dirty_log, slot->npages, out);

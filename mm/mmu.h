@@ -149,5 +149,17 @@ void mmu_audit_print(const struct mmu_audit_report *report);
 struct rmap_histogram;
 void mmu_rmap_histogram(struct mmu *mmu, struct rmap_histogram *h);
 
+/* The faults' waits for mmu_lock (bench zap): forget them; read them (count,
+ * max, latency_percentile; cycles). */
+static inline void mmu_fault_waits_reset(struct mmu *mmu)
+{
+	latency_reset(&mmu->stats.fault_wait);
+}
+
+static inline const struct latency_hist *mmu_fault_waits(const struct mmu *mmu)
+{
+	return &mmu->stats.fault_wait;
+}
+
 /* Page-table frames currently held (stats.mmu_tables) and guest frames backed. */
 uint64_t mmu_backed_pages(struct mmu *mmu);
