@@ -133,6 +133,11 @@ void invalidate_end(struct mmu *mmu);
  * also published in mmu->walk_visits (SPTE visits of the walk so far), which
  * the host tests read to bound a waiter's latency. */
 bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush);
+/* Its core, for loops under the write lock that have no iterator (discard's
+ * per-page reclaim and drop): when another CPU waits, flush if *flush, hand
+ * the lock over and take it back; true if it did. The caller has made
+ * progress since its last call and holds nothing the lock protects across it. */
+bool mmu_cond_yield(struct mmu *mmu, bool *flush);
 
 /* Add a walk's work to the counters. */
 void tdp_iter_account(struct mmu *mmu, const struct tdp_iter *it);

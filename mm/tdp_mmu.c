@@ -260,7 +260,15 @@ bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 			 tdp_iter_visited(it) +
 				 __atomic_load_n(&mmu->stats.spte_visited, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
-	if (!tdp_iter_may_yield(it) || !rwlock_contended(&mmu->lock))
+	if (!tdp_iter_may_yield(it) || !mmu_cond_yield(mmu, flush))
+		return false;
+	it->yielded = true;
+	return true;
+}
+
+bool mmu_cond_yield(struct mmu *mmu, bool *flush)
+{
+	if (!rwlock_contended(&mmu->lock))
 		return false;
 	/* After the unlock others see the changed entries; a zapped table may
 	 * be freed only after the flush. */
@@ -270,7 +278,6 @@ bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 		*flush = false;
 	}
 	write_unlock_handoff(&mmu->lock);
-	it->yielded = true;
 	return true;
 }
 
