@@ -166,6 +166,11 @@ paddr_t backing_cow(struct backing *b, uint64_t index, paddr_t shared)
 	return copy;
 }
 
+void backing_replace(struct backing *b, uint64_t index, paddr_t pa)
+{
+	set_word(b, index, pa);
+}
+
 /* Publish a frame for an unbacked page; a concurrent filler may have won. */
 static paddr_t publish(struct backing *b, uint64_t index, paddr_t pa)
 {

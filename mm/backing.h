@@ -84,6 +84,11 @@ int backing_share(struct backing *dst, struct backing *src);
  * page's mappings in this backing's VM. The new frame, or 0 when memory runs
  * out (the page keeps `shared`). */
 paddr_t backing_cow(struct backing *b, uint64_t index, paddr_t shared);
+/* Migration: page `index` is backed by frame pa from now on. The caller
+ * frees the frame it had (order 0) once no mapping and no TLB can reach it.
+ * Only for a page of its own single frame (not shared, not in an eager
+ * block: mmu_migrate_page checks). */
+void backing_replace(struct backing *b, uint64_t index, paddr_t pa);
 /* More than one backing holds the frame: no mapping of it may be writable. */
 static inline bool backing_frame_shared(paddr_t pa)
 {

@@ -108,7 +108,7 @@ static void lock_sharers(struct mmu *mmu)
 	for_each_sharer(m, mmu)
 		read_lock(&m->slots_lock);
 	for_each_sharer(m, mmu) {
-		write_lock(&m->lock);
+		mmu_write_lock(m);
 		invalidate_begin(m);
 	}
 }
@@ -160,6 +160,18 @@ static void reclaim_frame(paddr_t pa)
 		zap_rmap_entry(sptep);
 }
 
+/* The yield point of discard's per-page loops: each member whose mmu_lock
+ * another CPU waits for hands it over, flushing first if it lost an SPTE.
+ * Their faults retry meanwhile (the invalidations stay raised), and whoever
+ * takes a lock takes no other, as in the zap. */
+static void yield_sharers(struct mmu *mmu)
+{
+	struct mmu *m;
+
+	for_each_sharer(m, mmu)
+		mmu_cond_yield(m, &m->share.flush_needed);
+}
+
 /* The part of [start, end) in slot s: false if none. */
 static bool slot_part(const struct memslot *s, uint64_t start, uint64_t end, uint64_t *first,
 		      uint64_t *count)
@@ -195,6 +207,7 @@ void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len)
 
 			if (pa)
 				reclaim_frame(pa);
+			yield_sharers(mmu);
 		}
 	}
 	/* No TLB may reach a frame that goes. */
@@ -202,8 +215,12 @@ void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len)
 	for (unsigned i = 0; i < mmu->slots.count; i++) {
 		struct memslot *s = &mmu->slots.slot[i];
 
-		if (slot_part(s, start, end, &first, &count))
-			backing_drop(&s->backing, first, count);
+		if (!slot_part(s, start, end, &first, &count))
+			continue;
+		for (uint64_t p = first; p < first + count; p++) {
+			backing_drop(&s->backing, p, 1);
+			yield_sharers(mmu);
+		}
 	}
 	unlock_sharers(mmu);
 }
@@ -232,7 +249,7 @@ int mmu_cow_break(struct mmu *mmu, struct memslot *slot, uint64_t gfn)
 	int res = TDP_RETRY;
 	paddr_t shared;
 
-	write_lock(&mmu->lock);
+	mmu_write_lock(mmu);
 	invalidate_begin(mmu);
 	/* Looked at again under the lock: another fault may have copied it, or
 	 * the other holders may have gone. */
@@ -346,7 +363,7 @@ int mmu_clone(struct mmu *parent, struct mmu *child)
 	spin_lock(&share_lock);
 	if (parent->share.family || family_new(parent)) {
 		read_lock(&parent->slots_lock);
-		write_lock(&parent->lock);
+		mmu_write_lock(parent);
 		invalidate_begin(parent);
 		if (write_protect_all(parent))
 			mmu_flush_tlb(parent);

@@ -169,7 +169,7 @@ int mmu_dirty_log_enable(struct mmu *mmu, uint64_t gpa, bool on)
 		      dirty_log_alloc(&log, slot->npages))) {
 		ret = -1;
 	} else if (on != !!(slot->flags & MEMSLOT_DIRTY_LOG)) {
-		write_lock(&mmu->lock);
+		mmu_write_lock(mmu);
 		if (on) {
 			slot->dirty_log = log;
 			slot->flags |= MEMSLOT_DIRTY_LOG;
@@ -198,10 +198,15 @@ int64_t mmu_dirty_log_get(struct mmu *mmu, uint64_t gpa, uint64_t *out)
 	read_lock(&mmu->slots_lock);
 	slot = memslot_at(&mmu->slots, gpa >> PAGE_SHIFT);
 	if (slot && (slot->flags & MEMSLOT_DIRTY_LOG)) {
-		write_lock(&mmu->lock);
+		mmu_write_lock(mmu);
+		/* Faults that get in while the walk yields retry: a leaf made
+		 * writable behind the walk would have its page marked, then
+		 * taken below, and stay writable outside the log. */
+		invalidate_begin(mmu);
 		if (protect_slot(mmu, slot, false, true))
 			mmu_flush_tlb(mmu);
 		n = (int64_t)dirty_log_take(&slot->dirty_log, slot->npages, out);
+		invalidate_end(mmu);
 		write_unlock(&mmu->lock);
 	}
 	read_unlock(&mmu->slots_lock);

@@ -30,7 +30,7 @@ void mmu_flush_tlb(struct mmu *mmu)
 
 void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len)
 {
-	write_lock(&mmu->lock);
+	mmu_write_lock(mmu);
 	if (tdp_zap_range(mmu, gpa >> PAGE_SHIFT, (gpa + len + PAGE_SIZE - 1) >> PAGE_SHIFT))
 		mmu_flush_tlb(mmu);
 	write_unlock(&mmu->lock);
@@ -55,7 +55,7 @@ void invalidate_end(struct mmu *mmu)
  * drops backing and ends the invalidation, still under the write lock. */
 static void invalidate_range(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables)
 {
-	write_lock(&mmu->lock);
+	mmu_write_lock(mmu);
 	invalidate_begin(mmu);
 	if (tdp_zap(mmu, start, end, free_tables, true))
 		mmu_flush_tlb(mmu);
@@ -140,7 +140,7 @@ static int guest_copy(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len, bo
 	int ret = 0;
 
 	read_lock(&mmu->slots_lock);
-	read_lock(&mmu->lock);
+	mmu_read_lock(mmu);
 	while (len) {
 		uint64_t gfn = gpa >> PAGE_SHIFT, off = gpa & (PAGE_SIZE - 1);
 		uint64_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
@@ -157,7 +157,7 @@ static int guest_copy(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len, bo
 
 			read_unlock(&mmu->lock);
 			res = mmu_cow_break(mmu, s, gfn);
-			read_lock(&mmu->lock);
+			mmu_read_lock(mmu);
 			if (res == TDP_NO_MEMORY) {
 				ret = -1;
 				break;

@@ -131,7 +131,7 @@ bool mmu_audit(struct mmu *mmu, struct mmu_audit_report *r)
 
 	*r = (struct mmu_audit_report){ 0 };
 	read_lock(&mmu->slots_lock);
-	write_lock(&mmu->lock);
+	mmu_write_lock(mmu);
 	audit_table(&a, mmu->root.table, TDP_ROOT_LEVEL, 0);
 	unmark(mmu, mmu->root.table, TDP_ROOT_LEVEL);
 	for (int l = 0; l < 3; l++)

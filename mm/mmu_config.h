@@ -4,6 +4,7 @@
  * option table in virt/mmu_options.c. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 
 /* mmu_config.prefetch: which neighbours of a 4 KiB fault get mapped with it. */
 enum prefetch_mode {
@@ -31,6 +32,9 @@ struct mmu_config {
 	/* Not a switch: the CPU's fact, set at boot (Intel, not reporting
 	 * IA32_ARCH_CAPABILITIES.PSCHANGE_MC_NO). False on the host. */
 	bool itlb_multihit;
+	/* Not a switch either: the TSC frequency in kHz, set at boot, so that
+	 * mmu_stats_print can give lock waits in ns. 0 (the host): cycles. */
+	uint64_t tsc_khz;
 };
 
 extern struct mmu_config mmu_config;

@@ -7,7 +7,7 @@ int mmu_save_memory(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len)
 
 	/* The read locks keep a discard from freeing a frame mid-copy. */
 	read_lock(&mmu->slots_lock);
-	read_lock(&mmu->lock);
+	mmu_read_lock(mmu);
 	for (uint64_t off = 0; off < len; off += PAGE_SIZE) {
 		uint64_t gfn = (gpa + off) >> PAGE_SHIFT;
 		struct memslot *s = memslot_find(&mmu->slots, gfn);

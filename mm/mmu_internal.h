@@ -2,6 +2,29 @@
 #pragma once
 #include "mm/mmu.h"
 
+/* mmu_lock, taken with its wait recorded (struct mmu_stats): every
+ * read_lock and write_lock of it in mm/ goes through these. Return the wait
+ * in cycles. */
+static inline uint64_t mmu_read_lock(struct mmu *mmu)
+{
+	uint64_t start = latency_clock(), wait;
+
+	read_lock(&mmu->lock);
+	wait = latency_clock() - start;
+	latency_record(&mmu->stats.lock_read_wait, wait);
+	return wait;
+}
+
+static inline uint64_t mmu_write_lock(struct mmu *mmu)
+{
+	uint64_t start = latency_clock(), wait;
+
+	write_lock(&mmu->lock);
+	wait = latency_clock() - start;
+	latency_record(&mmu->stats.lock_write_wait, wait);
+	return wait;
+}
+
 /* Page-table frames (mm/spte.c). A new table is zeroed and accounted; one that
  * was never linked goes straight back; one unlinked from a live table waits for
  * the next TLB flush (a walker or paging-structure cache may still use it). */
@@ -110,6 +133,11 @@ void invalidate_end(struct mmu *mmu);
  * also published in mmu->walk_visits (SPTE visits of the walk so far), which
  * the host tests read to bound a waiter's latency. */
 bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush);
+/* Its core, for loops under the write lock that have no iterator (discard's
+ * per-page reclaim and drop): when another CPU waits, flush if *flush, hand
+ * the lock over and take it back; true if it did. The caller has made
+ * progress since its last call and holds nothing the lock protects across it. */
+bool mmu_cond_yield(struct mmu *mmu, bool *flush);
 
 /* Add a walk's work to the counters. */
 void tdp_iter_account(struct mmu *mmu, const struct tdp_iter *it);

@@ -20,7 +20,7 @@ void mmu_rmap_histogram(struct mmu *mmu, struct rmap_histogram *h)
 
 	memset(h, 0, sizeof(*h));
 	read_lock(&mmu->slots_lock);
-	read_lock(&mmu->lock);
+	mmu_read_lock(mmu);
 	for_each_tdp_pte(it, &mmu->root, 0, TDP_GFN_LIMIT) {
 		if (!spte_present(f, it.old_spte) || !spte_is_leaf(f, it.old_spte, it.level))
 			continue;

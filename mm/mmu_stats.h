@@ -3,6 +3,7 @@
  * lock), and walks add their work once per operation, not once per entry, so
  * that the counters stay on in production. */
 #pragma once
+#include "mm/latency.h"
 #include <stdint.h>
 
 struct mmu_stats {
@@ -56,6 +57,14 @@ struct mmu_stats {
 	 * something is broken: the audit then names the leaf). */
 	uint64_t max_mmu_rmap_size;
 	uint64_t rmap_failures;
+	/* Waits for mmu_lock, from the request to the acquisition, in TSC
+	 * cycles: every acquisition by read_lock or write_lock through
+	 * mmu_read_lock / mmu_write_lock, zeros included (a walk's retake at a
+	 * yield point is not a new request and is not counted). fault_wait
+	 * holds the faults' read waits again, alone, for bench zap. */
+	struct latency_hist lock_read_wait;
+	struct latency_hist lock_write_wait;
+	struct latency_hist fault_wait;
 };
 
 static inline void stat_add(uint64_t *counter, int64_t n)

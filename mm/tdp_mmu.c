@@ -230,7 +230,7 @@ enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *ca
 
 		fault.slot = slot;
 		fault.goal = fault_goal(mmu, slot, gfn, access);
-		read_lock(&mmu->lock);
+		latency_record(&mmu->stats.fault_wait, mmu_read_lock(mmu));
 		/* Past the invalidation check no discard can free the frame, so
 		 * only then is its metadata read. */
 		if (invalidation_raced(mmu, seq))
@@ -260,7 +260,15 @@ bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 			 tdp_iter_visited(it) +
 				 __atomic_load_n(&mmu->stats.spte_visited, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
-	if (!tdp_iter_may_yield(it) || !rwlock_contended(&mmu->lock))
+	if (!tdp_iter_may_yield(it) || !mmu_cond_yield(mmu, flush))
+		return false;
+	it->yielded = true;
+	return true;
+}
+
+bool mmu_cond_yield(struct mmu *mmu, bool *flush)
+{
+	if (!rwlock_contended(&mmu->lock))
 		return false;
 	/* After the unlock others see the changed entries; a zapped table may
 	 * be freed only after the flush. */
@@ -270,7 +278,6 @@ bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 		*flush = false;
 	}
 	write_unlock_handoff(&mmu->lock);
-	it->yielded = true;
 	return true;
 }
 
@@ -332,7 +339,7 @@ bool tdp_zap(struct mmu *mmu, uint64_t start, uint64_t end, bool free_tables, bo
 	/* Decided once: zaps below 2 MiB, and those that free tables anyway,
 	 * never look at a hint. */
 	bool use_hint = !free_tables && leaf_hint_applies(start, end);
-	struct zap_work work = { .start_cycles = zap_clock() };
+	struct zap_work work = { .start_cycles = latency_clock() };
 	struct frame *walked = NULL; /* the leaf table being zapped whole */
 	bool flush = false;
 	struct tdp_iter it;
@@ -407,7 +414,7 @@ int tdp_get_walk(struct mmu *mmu, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 
 	struct tdp_iter it;
 	int last = TDP_ROOT_LEVEL;
 
-	read_lock(&mmu->lock);
+	mmu_read_lock(mmu);
 	for_each_tdp_pte(it, &mmu->root, gfn, gfn + 1) {
 		last = it.level;
 		sptes[last] = it.old_spte;

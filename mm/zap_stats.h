@@ -4,24 +4,9 @@
  * lock, so one writer at a time updates these; readers (the console) may race
  * and see a zap half-counted, never a torn counter. */
 #pragma once
+#include "mm/latency.h"
 #include <stdbool.h>
 #include <stdint.h>
-
-/* The clock of zap timing: the TSC, in the hypervisor and on the (x86) host
- * that runs the unit tests and benchmarks alike. Two reads per zap. */
-static inline uint64_t zap_clock(void)
-{
-	return __builtin_ia32_rdtsc();
-}
-
-/* Latency buckets, log-linear: each power of two of cycles is split into
- * ZAP_HIST_SUB equal parts, so a percentile read from the histogram is off by
- * less than 1/ZAP_HIST_SUB of its value. Bucket 0 also holds every latency below
- * ZAP_HIST_SUB cycles. */
-#define ZAP_HIST_SUB_BITS 3
-#define ZAP_HIST_SUB (1u << ZAP_HIST_SUB_BITS)
-#define ZAP_HIST_OCTAVES 44 /* up to 2^47 cycles: hours */
-#define ZAP_HIST_BUCKETS (ZAP_HIST_OCTAVES * ZAP_HIST_SUB)
 
 struct zap_stats {
 	uint64_t zaps;               /* leaf zaps: ranges, discards (not slot removal) */
@@ -31,7 +16,7 @@ struct zap_stats {
 	uint64_t tdp_zap_skip_child; /* ... that it did not descend into: hint set */
 	uint64_t zap_hints_set;      /* leaf tables a zap left empty and marked */
 	uint64_t zap_cycles;         /* TSC cycles inside those zaps, yields included */
-	uint64_t zap_latency[ZAP_HIST_BUCKETS];
+	struct latency_hist zap_latency; /* latency_clock: two reads per zap */
 };
 
 /* What one zap did, added to the counters when it ends. */

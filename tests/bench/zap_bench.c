@@ -252,11 +252,11 @@ static unsigned build_rows(struct row *rows)
 /* TSC cycles per ns, measured against the monotonic clock. */
 static double tsc_per_ns(void)
 {
-	uint64_t ns0 = bench_now_ns(), c0 = zap_clock();
+	uint64_t ns0 = bench_now_ns(), c0 = latency_clock();
 
 	while (bench_now_ns() - ns0 < 20000000)
 		;
-	return (double)(zap_clock() - c0) / (double)(bench_now_ns() - ns0);
+	return (double)(latency_clock() - c0) / (double)(bench_now_ns() - ns0);
 }
 
 #define MAX_ROWS (N_ZAP_PATTERNS * N_SAME_REFAULTS)

@@ -67,30 +67,49 @@ static void check_backing(struct model_tlb *tlb, struct mmu *mmu, uint64_t gpa, 
 		violation(tlb, "access reached a frame that does not back the gfn", gpa, hpa, want);
 }
 
+const struct model_tlb_entry *model_tlb_hit(struct model_tlb *tlb, uint64_t gpa, unsigned access,
+					    paddr_t *hpa)
+{
+	struct model_tlb_entry *e = lookup(tlb, gpa >> PAGE_SHIFT);
+
+	if (!e || (e->rights & access) != access)
+		return NULL;
+	tlb->hits++;
+	*hpa = e->hpa + (gpa - (e->gfn << PAGE_SHIFT));
+	return e;
+}
+
+bool model_tlb_fill(struct model_tlb *tlb, struct mmu *mmu, uint64_t gpa, unsigned access,
+		    uint64_t stamp, paddr_t *hpa)
+{
+	uint64_t gfn = gpa >> PAGE_SHIFT;
+	struct model_tlb_entry *e;
+	unsigned rights;
+	int level;
+
+	tlb->misses++;
+	if (!tdp_translate(mmu, gpa, hpa, &level, &rights) || (rights & access) != access)
+		return false;
+	e = &tlb->e[slot_of(gfn, level)];
+	e->level = level;
+	e->gfn = tdp_level_base(gfn, level);
+	e->hpa = *hpa - ((gpa - (e->gfn << PAGE_SHIFT)));
+	e->rights = rights;
+	e->stamp = stamp;
+	return true;
+}
+
 /* One attempt under the locks: hit, or walk and fill. False on a miss that
  * needs a fault. */
 static bool try_translate(struct model_tlb *tlb, struct mmu *mmu, uint64_t gpa, unsigned access,
 			  paddr_t *hpa)
 {
-	uint64_t gfn = gpa >> PAGE_SHIFT;
-	struct model_tlb_entry *e = lookup(tlb, gfn);
-	unsigned rights;
-	int level;
+	const struct model_tlb_entry *e = model_tlb_hit(tlb, gpa, access, hpa);
 
-	if (e && (e->rights & access) == access) {
-		tlb->hits++;
+	if (e)
 		check_entry(tlb, mmu, e, gpa);
-		*hpa = e->hpa + (gpa - (e->gfn << PAGE_SHIFT));
-	} else {
-		tlb->misses++;
-		if (!tdp_translate(mmu, gpa, hpa, &level, &rights) || (rights & access) != access)
-			return false;
-		e = &tlb->e[slot_of(gfn, level)];
-		e->level = level;
-		e->gfn = tdp_level_base(gfn, level);
-		e->hpa = *hpa - ((gpa - (e->gfn << PAGE_SHIFT)));
-		e->rights = rights;
-	}
+	else if (!model_tlb_fill(tlb, mmu, gpa, access, 0, hpa))
+		return false;
 	check_backing(tlb, mmu, gpa, *hpa);
 	return true;
 }
@@ -129,4 +148,46 @@ void model_tlb_check_all(struct model_tlb *tlb, struct mmu *mmu)
 		check_entry(tlb, mmu, e, ((e->gfn + tdp_level_pages(e->level)) << PAGE_SHIFT) - 8);
 	}
 	read_unlock(&mmu->lock);
+}
+
+static struct model_cpu *kick_targets[MODEL_CPUS];
+
+/* The host IPI: the vCPU on that CPU leaves guest mode when it sees it. */
+static void kick(int cpu)
+{
+	__atomic_store_n(&kick_targets[cpu]->kicked, 1, __ATOMIC_RELEASE);
+}
+
+void model_smp_init(struct model_smp *smp, struct model_cpu *cpus, unsigned n, bool remote_flush)
+{
+	memset(smp, 0, sizeof(*smp));
+	smp->count = n;
+	smp->remote_flush = remote_flush;
+	for (unsigned i = 0; i < n; i++) {
+		memset(&cpus[i], 0, sizeof(cpus[i]));
+		cpus[i].sync.cpu = (int)i;
+		smp->sync[i] = &cpus[i].sync;
+		kick_targets[i] = &cpus[i];
+	}
+}
+
+void model_smp_flush(void *ctx)
+{
+	struct model_smp *smp = ctx;
+
+	kick_remote_flush(smp->sync, smp->count, smp->remote_flush ? kick : NULL, smp->seq);
+}
+
+void model_cpu_enter(struct model_cpu *c)
+{
+	/* A kick that came before the entry is consumed here, with the
+	 * requests it announced: one that comes after makes the guest exit. */
+	__atomic_store_n(&c->kicked, 0, __ATOMIC_RELAXED);
+	/* Ordered before the entry's seq store: a kicker that sees seq odd
+	 * sets the flag after this clear. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	if (kick_sync_enter(&c->sync) & KICK_REQ_FLUSH_TLB) {
+		memset(c->tlb.e, 0, sizeof(c->tlb.e));
+		c->flushes++;
+	}
 }

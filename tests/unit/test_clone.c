@@ -46,10 +46,12 @@ static void vm_init(struct mmu *mmu, const struct spte_format *fmt, uint32_t id)
 
 /* Fault gpa in with `access`, then read or write one word through the mapping
  * under the read lock, as a vCPU would; retried while an invalidation takes
- * the mapping away meanwhile. */
+ * the mapping away meanwhile. A discard hands its locks over at every page
+ * while faults wait, and they retry until it ends: the bound only stops a
+ * livelock. */
 static bool guest_access(struct mmu *mmu, uint64_t gpa, unsigned access, uint64_t *val)
 {
-	for (int tries = 0; tries < 1000; tries++) {
+	for (int tries = 0; tries < 1000000; tries++) {
 		enum tdp_fault_result res = tdp_map(mmu, gpa, access);
 		paddr_t hpa;
 		unsigned rights;
