@@ -57,6 +57,7 @@ bool virt_init(void)
 	}
 	fpu_init();
 	mmu_config.itlb_multihit = cpu_has_itlb_multihit();
+	mmu_config.tsc_khz = tsc_khz(); /* mm/ prints its lock waits in ns */
 	kprintf("virt: %s with %s\n", backend->name, backend->tdp->name);
 	return true;
 }
