@@ -5,6 +5,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/uart.h"
@@ -82,6 +83,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	static char err[128];
 	static char run[BOOT_CMDLINE_MAX];
 
+	percpu_init_bsp();
 	uart_init();
 	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
 		SPRIG_VERSION);
