@@ -153,6 +153,7 @@ boot_gdt_ptr:
 
 	.section .bss
 	.balign 4096
+	.globl boot_pml4
 boot_pml4:	.skip 4096
 boot_pdpt:	.skip 4096
 boot_pd:	.skip 4 * 4096

@@ -318,7 +318,7 @@ int ksnprintf(char *buf, size_t size, const char *fmt, ...)
 }
 
 /* kprintf batches output so the console sees a few long writes, not one per
- * field, without needing the heap. */
+ * field, without needing the heap; it holds the console lock across them. */
 struct console_sink {
 	char buf[128];
 	size_t used;
@@ -348,9 +348,11 @@ int kvprintf(const char *fmt, va_list ap)
 	struct console_sink c;
 
 	c.used = 0;
+	console_lock();
 	int n = vformat(console_sink_write, &c, fmt, ap);
 	if (c.used)
 		console_write(c.buf, c.used);
+	console_unlock();
 	return n;
 }
 

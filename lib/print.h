@@ -21,3 +21,8 @@ int kvprintf(const char *fmt, va_list ap);
 
 /* Provided by the environment (kernel console or host test program). */
 void console_write(const char *s, size_t n);
+/* Held around each kprintf so that the output of several CPUs (or threads)
+ * does not interleave within it; the holder may take it again, and
+ * console_write takes it too. */
+void console_lock(void);
+void console_unlock(void);

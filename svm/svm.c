@@ -5,6 +5,7 @@
 #include "svm/svm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -19,39 +20,75 @@
 #define IOPM_ORDER 2  /* 12 KiB used */
 #define MSRPM_ORDER 1 /* 8 KiB */
 
-
-/* Per physical CPU (sprig runs guests on the bootstrap CPU for now). */
+/* Per physical CPU, in a frame of its own that this_cpu()->virt points to. */
 struct svm_cpu {
 	paddr_t hsave_pa;     /* VM_HSAVE_PA: where VMRUN keeps the host's state */
 	paddr_t host_vmcb_pa; /* VMSAVE/VMLOAD area for the host's hidden state */
 	struct svm_asid_space asids;
 };
 
-static struct svm_cpu svm_cpu;
+_Static_assert(sizeof(struct svm_cpu) <= PAGE_SIZE, "svm_cpu fits its frame");
+
+/* Shared by every CPU's VMCBs: allocated once. */
 static paddr_t iopm_pa, msrpm_pa;
 
 void svm_enter(uint64_t vmcb_pa, struct vcpu_regs *regs, uint64_t host_vmcb_pa);
 
-static bool svm_cpu_enable(char *err, size_t len)
+static struct svm_cpu *svm_this_cpu(void)
 {
-	if (!svm_caps_check(cpuinfo.svm.supported, cpuinfo.svm.disabled_by_bios,
-			    cpuinfo.svm.features, cpuinfo.svm.asids, err, len))
-		return false;
-	svm_cpu.hsave_pa = frame_alloc_zeroed(0);
-	svm_cpu.host_vmcb_pa = frame_alloc_zeroed(0);
+	return this_cpu()->virt;
+}
+
+static bool svm_permission_maps(void)
+{
+	if (iopm_pa)
+		return true;
 	iopm_pa = frame_alloc(IOPM_ORDER);
 	msrpm_pa = frame_alloc(MSRPM_ORDER);
-	if (!svm_cpu.hsave_pa || !svm_cpu.host_vmcb_pa || !iopm_pa || !msrpm_pa) {
-		ksnprintf(err, len, "out of memory for the SVM areas");
+	if (!iopm_pa || !msrpm_pa) {
+		if (iopm_pa)
+			frame_free(iopm_pa, IOPM_ORDER);
+		if (msrpm_pa)
+			frame_free(msrpm_pa, MSRPM_ORDER);
+		iopm_pa = msrpm_pa = 0;
 		return false;
 	}
 	/* Every port and every MSR exits: virt/ decides what each one does. */
 	memset(pa_to_va(iopm_pa), 0xff, PAGE_SIZE << IOPM_ORDER);
 	memset(pa_to_va(msrpm_pa), 0xff, PAGE_SIZE << MSRPM_ORDER);
+	return true;
+}
 
+static bool svm_cpu_enable(char *err, size_t len)
+{
+	paddr_t state, hsave, host_vmcb;
+	struct svm_cpu *cpu;
+
+	if (!svm_caps_check(cpuinfo.svm.supported, cpuinfo.svm.disabled_by_bios,
+			    cpuinfo.svm.features, cpuinfo.svm.asids, err, len))
+		return false;
+	if (svm_this_cpu())
+		return true;
+	state = frame_alloc_zeroed(0);
+	hsave = frame_alloc_zeroed(0);
+	host_vmcb = frame_alloc_zeroed(0);
+	if (!state || !hsave || !host_vmcb || !svm_permission_maps()) {
+		if (state)
+			frame_free(state, 0);
+		if (hsave)
+			frame_free(hsave, 0);
+		if (host_vmcb)
+			frame_free(host_vmcb, 0);
+		ksnprintf(err, len, "out of memory for the SVM areas");
+		return false;
+	}
+	cpu = pa_to_va(state);
+	cpu->hsave_pa = hsave;
+	cpu->host_vmcb_pa = host_vmcb;
+	svm_asid_space_init(&cpu->asids, cpuinfo.svm.asids, this_cpu()->id);
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
-	wrmsr(MSR_VM_HSAVE_PA, svm_cpu.hsave_pa);
-	svm_asid_space_init(&svm_cpu.asids, cpuinfo.svm.asids);
+	wrmsr(MSR_VM_HSAVE_PA, hsave);
+	this_cpu()->virt = cpu;
 	return true;
 }
 
@@ -266,11 +303,12 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 
 static void svm_run(struct vcpu *v, struct vexit *e)
 {
+	struct svm_cpu *cpu = svm_this_cpu();
 	struct svm_vcpu *sv = v->arch;
 	struct vmcb *vmcb = sv->vmcb;
 	uint64_t tpr_class = lapic_tpr(&v->apic) >> 4;
 
-	vmcb->control.tlb_control = svm_asid_assign(&svm_cpu.asids, &sv->asid, &v->flush_pending,
+	vmcb->control.tlb_control = svm_asid_assign(&cpu->asids, &sv->asid, &v->flush_pending,
 						    cpuinfo.svm.features & SVM_FEAT_FLUSH_BY_ASID);
 	vmcb->control.asid = sv->asid.asid;
 	vmcb->control.tsc_offset = (uint64_t)v->tsc_offset;
@@ -282,7 +320,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	/* MOV to and from CR8 use V_TPR (V_INTR_MASKING): the APIC's TPR. */
 	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | tpr_class;
 
-	svm_enter(sv->vmcb_pa, &v->regs, svm_cpu.host_vmcb_pa);
+	svm_enter(sv->vmcb_pa, &v->regs, cpu->host_vmcb_pa);
 
 	v->regs.rax = vmcb->save.rax;
 	v->regs.rsp = vmcb->save.rsp;

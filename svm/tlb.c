@@ -2,11 +2,12 @@
 #include "svm/tlb.h"
 #include "svm/vmcb.h"
 
-void svm_asid_space_init(struct svm_asid_space *s, uint32_t asids)
+void svm_asid_space_init(struct svm_asid_space *s, uint32_t asids, unsigned cpu)
 {
 	s->limit = asids;
 	s->generation = 1;
 	s->next = asids;
+	s->cpu = cpu;
 }
 
 uint8_t svm_asid_assign(struct svm_asid_space *s, struct svm_asid *a, bool *flush_pending,
@@ -14,7 +15,7 @@ uint8_t svm_asid_assign(struct svm_asid_space *s, struct svm_asid *a, bool *flus
 {
 	uint8_t tlb = TLB_CONTROL_NONE;
 
-	if (a->generation != s->generation) {
+	if (a->generation != s->generation || a->cpu != s->cpu) {
 		if (s->next >= s->limit) {
 			s->generation++;
 			s->next = 1;
@@ -22,6 +23,7 @@ uint8_t svm_asid_assign(struct svm_asid_space *s, struct svm_asid *a, bool *flus
 		}
 		a->asid = s->next++;
 		a->generation = s->generation;
+		a->cpu = s->cpu;
 		/* A recycled ASID may still tag another VM's translations. */
 		*flush_pending = true;
 	}

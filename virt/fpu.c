@@ -59,17 +59,24 @@ static uint32_t read_mxcsr_mask(void)
 
 void fpu_init(void)
 {
+	use_xsave = cpuinfo.xsave;
+	if (use_xsave) {
+		host_xcr0 = cpuinfo.xcr0_supported & XCR0_SWITCHED;
+		/* AVX-512 comes as a whole or not at all (SDM vol. 1, 13.3). */
+		if ((host_xcr0 & XCR0_AVX512) != XCR0_AVX512)
+			host_xcr0 &= ~XCR0_AVX512;
+	}
+	fpu_cpu_init();
+	mxcsr_mask = read_mxcsr_mask();
+}
+
+void fpu_cpu_init(void)
+{
 	write_cr0((read_cr0() | CR0_MP) & ~(CR0_EM | CR0_TS));
 	write_cr4(read_cr4() | CR4_OSFXSR | CR4_OSXMMEXCPT);
-	mxcsr_mask = read_mxcsr_mask();
-	use_xsave = cpuinfo.xsave;
 	if (!use_xsave)
 		return;
 	write_cr4(read_cr4() | CR4_OSXSAVE);
-	host_xcr0 = cpuinfo.xcr0_supported & XCR0_SWITCHED;
-	/* AVX-512 comes as a whole or not at all (SDM vol. 1, 13.3). */
-	if ((host_xcr0 & XCR0_AVX512) != XCR0_AVX512)
-		host_xcr0 &= ~XCR0_AVX512;
 	xsetbv(0, host_xcr0);
 }
 

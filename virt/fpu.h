@@ -7,9 +7,11 @@
 
 struct vcpu;
 
-/* Enable FXSR, SSE exceptions and XSAVE on this CPU, and pick the state
- * components guests may use. */
+/* Pick the state components guests may use, then fpu_cpu_init on this CPU
+ * (the bootstrap CPU). */
 void fpu_init(void);
+/* Enable FXSR, SSE exceptions and XSAVE with those components on this CPU. */
+void fpu_cpu_init(void);
 /* The XCR0 bits a guest may set (x87 alone without XSAVE). */
 uint64_t fpu_guest_xcr0_allowed(void);
 /* What a vCPU's saved FPU state must satisfy here (state_check.h). */

@@ -5,10 +5,13 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/uart.h"
 #include "boot/paging.h"
+#include "boot/trampoline.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -48,9 +51,43 @@ static void __attribute__((noreturn)) halt_forever(void)
 	}
 }
 
+static bool overlaps(uint64_t start, uint64_t end, const struct mem_range *r, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (start < r[i].end && end > r[i].start)
+			return true;
+	return false;
+}
+
+#define TRAMPOLINE_BELOW 0xa0000ull
+
+/* The AP trampoline's page: the highest 4 KiB page of usable memory between
+ * 4 KiB and 640 KiB (above, a STARTUP vector is reserved or the memory is
+ * the BIOS's) that holds nothing the boot left; 0 if there is none. */
+static uint64_t trampoline_page_find(const struct mem_range *usable, size_t nu,
+				     const struct mem_range *reserved, size_t nr)
+{
+	uint64_t best = 0;
+
+	for (size_t i = 0; i < nu; i++) {
+		uint64_t lo = (usable[i].start + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
+		uint64_t hi = (usable[i].end < TRAMPOLINE_BELOW ? usable[i].end : TRAMPOLINE_BELOW) &
+			      ~(PAGE_SIZE - 1);
+
+		if (lo < PAGE_SIZE)
+			lo = PAGE_SIZE;
+		for (uint64_t p = hi; p > lo && p - PAGE_SIZE > best; p -= PAGE_SIZE)
+			if (!overlaps(p - PAGE_SIZE, p, reserved, nr)) {
+				best = p - PAGE_SIZE;
+				break;
+			}
+	}
+	return best;
+}
+
 /* Hand the allocator every usable range below mapped_top, minus the first MiB
- * (real-mode structures, the AP trampoline to come), the image, the boot
- * information and the modules. */
+ * (real-mode structures, the AP trampoline's page picked from it), the image,
+ * the boot information and the modules. */
 static void memory_init(uint64_t info_pa)
 {
 	static struct mem_range usable[BOOT_MAX_MMAP];
@@ -64,12 +101,13 @@ static void memory_init(uint64_t info_pa)
 		uint64_t end = e->start + e->len;
 		usable[nu++] = (struct mem_range){ e->start, end < mapped_top ? end : mapped_top };
 	}
-	reserved[nr++] = (struct mem_range){ 0, 1ull << 20 };
 	reserved[nr++] = (struct mem_range){ (uint64_t)__image_start, (uint64_t)__image_end };
 	reserved[nr++] = (struct mem_range){ info_pa, info_pa + boot_info.total_size };
 	for (size_t i = 0; i < boot_info.n_modules; i++)
 		reserved[nr++] = (struct mem_range){ boot_info.modules[i].start,
 						     boot_info.modules[i].end };
+	trampoline_set_page(trampoline_page_find(usable, nu, reserved, nr));
+	reserved[nr++] = (struct mem_range){ 0, 1ull << 20 };
 	if (!frame_init(usable, nu, reserved, nr)) {
 		kprintf("sprig: no usable memory; stopping.\n");
 		halt_forever();
@@ -82,6 +120,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	static char err[128];
 	static char run[BOOT_CMDLINE_MAX];
 
+	percpu_init_bsp();
 	uart_init();
 	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
 		SPRIG_VERSION);
@@ -113,6 +152,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	apic_timer_start(SHELL_TICK_HZ);
 	sti();
 	virt_init();
+	smp_init(options_maxcpus(boot_info.cmdline));
 
 	struct frame_stats st;
 	frame_get_stats(&st);

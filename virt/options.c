@@ -1,5 +1,5 @@
 /* The option table (gathered from the sprig_options section) and the `mmu`
- * console command that reads and sets it. */
+ * console command that reads and sets it; maxcpus=, read once at boot. */
 #include "virt/options.h"
 #include "lib/parse.h"
 #include "lib/print.h"
@@ -91,6 +91,25 @@ void options_print(void)
 		ksnprintf(left, sizeof(left), "%s=%s", o->name, option_value_name(o));
 		kprintf("  %-28s %s\n", left, o->help);
 	}
+}
+
+unsigned options_maxcpus(const char *cmdline)
+{
+	char value[24];
+	uint64_t n;
+
+	switch (cmdline_get(cmdline, "maxcpus", value, sizeof(value))) {
+	case CMDLINE_ABSENT:
+		return 0;
+	case CMDLINE_FOUND:
+		if (parse_u64_in(value, 0, UINT32_MAX, &n))
+			return (unsigned)n;
+		break;
+	case CMDLINE_TOO_LONG:
+		break;
+	}
+	kprintf("cmdline: maxcpus= takes a number of CPUs (0: all); ignored\n");
+	return 0;
 }
 
 static int cmd_mmu(int argc, char **argv)

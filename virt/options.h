@@ -21,3 +21,6 @@ bool option_set(const char *key, const char *value, char *err, unsigned errlen);
 /* Apply every KEY=VALUE of the kernel command line that names an option. */
 void options_from_cmdline(const char *cmdline);
 void options_print(void);
+/* maxcpus=N of the kernel command line: how many CPUs sprig brings up, 0 for
+ * all (also when absent; a bad value is reported and ignored). */
+unsigned options_maxcpus(const char *cmdline);

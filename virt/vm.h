@@ -121,6 +121,9 @@ struct vm_create_args {
 /* Pick the backend and enable virtualization on this CPU; false if the CPU
  * offers neither SVM with NPT nor VMX with EPT (the reason is printed). */
 bool virt_init(void);
+/* The same on an application processor once virt_init ran on the BSP (the
+ * backend's cpu_enable, the FPU's control bits); false with the reason. */
+bool virt_cpu_init(char *err, size_t len);
 /* Create a VM and load its kernel; NULL with a reason in err, and nothing
  * left allocated. */
 struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen);

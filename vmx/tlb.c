@@ -18,11 +18,15 @@ void vpid_free(struct vpid_pool *p, uint16_t vpid)
 		p->used[vpid - 1] = false;
 }
 
-struct vmx_tlb_flush vmx_tlb_entry_flush(bool *ept_pending, struct vmx_tlb *t)
+struct vmx_tlb_flush vmx_tlb_entry_flush(bool *ept_pending, struct vmx_tlb *t, unsigned cpu)
 {
-	struct vmx_tlb_flush f = { .invept = *ept_pending, .invvpid = t->vpid_flush };
+	bool moved = !t->entered || t->cpu != cpu;
+	struct vmx_tlb_flush f = { .invept = *ept_pending || moved,
+				   .invvpid = t->vpid_flush || (moved && t->vpid) };
 
 	*ept_pending = false;
 	t->vpid_flush = false;
+	t->entered = true;
+	t->cpu = cpu;
 	return f;
 }

@@ -21,6 +21,8 @@ void vpid_free(struct vpid_pool *p, uint16_t vpid);
 struct vmx_tlb {
 	uint16_t vpid;   /* 0 without VPIDs */
 	bool vpid_flush; /* INVVPID before the next entry */
+	bool entered;    /* it entered the guest once, on cpu */
+	unsigned cpu;    /* the CPU of its last entry */
 };
 
 /* The guest did what flushes its own TLB on a real CPU (a MOV to CR0/CR3/
@@ -36,7 +38,10 @@ struct vmx_tlb_flush {
 	bool invvpid; /* the guest's linear translations under t->vpid */
 };
 
-/* What must be invalidated before the next entry, from the requests made
- * since the last one (*ept_pending from the MMU, t->vpid_flush); both
- * requests are consumed. */
-struct vmx_tlb_flush vmx_tlb_entry_flush(bool *ept_pending, struct vmx_tlb *t);
+/* What must be invalidated before the next entry on CPU cpu, from the
+ * requests made since the last one (*ept_pending from the MMU, t->vpid_flush);
+ * both requests are consumed. Each CPU has its own TLB, and requests made
+ * while the vCPU ran elsewhere were carried out there: an entry on another CPU
+ * than the last invalidates both, since this CPU may still hold translations
+ * from an earlier stay (as KVM does when a vCPU moves). */
+struct vmx_tlb_flush vmx_tlb_entry_flush(bool *ept_pending, struct vmx_tlb *t, unsigned cpu);

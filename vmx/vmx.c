@@ -17,6 +17,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -26,8 +27,6 @@
 #include "vmx/ept.h"
 #include "vmx/vmx_errors.h"
 #include "vmx/vmx_vcpu.h"
-
-#define VMX_MAX_CPUS 8
 
 _Static_assert(offsetof(struct vcpu_regs, rax) == VCPU_REGS_RAX, "vcpu_regs layout");
 _Static_assert(offsetof(struct vcpu_regs, rbx) == VCPU_REGS_RBX, "vcpu_regs layout");
@@ -60,8 +59,6 @@ _Static_assert(VMX_SWITCHED_MSRS == SWITCHED_MSRS, "switched MSR list");
 struct vmx_caps vmx_caps;
 static uint64_t preemption_budget_tsc;
 static paddr_t msr_bitmap;
-static struct vmx_cpu vmx_cpus[VMX_MAX_CPUS];
-static unsigned vmx_cpu_count;
 static struct vpid_pool vpids;
 static bool probed;
 
@@ -114,20 +111,18 @@ static bool vmx_probe(char *err, size_t len)
 	return true;
 }
 
-static struct vmx_cpu *this_cpu(void)
+/* This CPU in VMX operation, in a frame of its own; NULL before VMXON. */
+static struct vmx_cpu *vmx_this_cpu(void)
 {
-	uint32_t id = apic_id();
-
-	for (unsigned i = 0; i < vmx_cpu_count; i++)
-		if (vmx_cpus[i].apic_id == id)
-			return &vmx_cpus[i];
-	return NULL;
+	return this_cpu()->virt;
 }
+
+_Static_assert(sizeof(struct vmx_cpu) <= PAGE_SIZE, "vmx_cpu fits its frame");
 
 static bool vmx_cpu_enable(char *err, size_t len)
 {
 	uint64_t fc;
-	paddr_t region;
+	paddr_t region, state;
 
 	if (!cpuinfo.vmx.supported) {
 		ksnprintf(err, len, "the CPU has no VMX (CPUID.1:ECX bit 5)");
@@ -140,12 +135,8 @@ static bool vmx_cpu_enable(char *err, size_t len)
 	}
 	if (!probed && !vmx_probe(err, len))
 		return false;
-	if (this_cpu())
+	if (vmx_this_cpu())
 		return true;
-	if (vmx_cpu_count == VMX_MAX_CPUS) {
-		ksnprintf(err, len, "VMX on more than %d CPUs", VMX_MAX_CPUS);
-		return false;
-	}
 
 	/* Unlocked, the control is sprig's to set: allow VMXON outside SMX and
 	 * lock it, as firmware would. */
@@ -160,7 +151,12 @@ static bool vmx_cpu_enable(char *err, size_t len)
 		return false;
 	}
 
+	if (!(state = frame_alloc_zeroed(0))) {
+		ksnprintf(err, len, "out of memory for the VMX state");
+		return false;
+	}
 	if (!(region = vmx_frame_alloc())) {
+		frame_free(state, 0);
 		ksnprintf(err, len, "out of memory for the VMXON region");
 		return false;
 	}
@@ -169,12 +165,14 @@ static bool vmx_cpu_enable(char *err, size_t len)
 	write_cr4((read_cr4() | vmx_caps.cr4_fixed0 | CR4_VMXE) & vmx_caps.cr4_fixed1);
 	if (!vmxon(region)) {
 		frame_free(region, 0);
+		frame_free(state, 0);
 		ksnprintf(err, len, "VMXON failed (CR0 0x%llx CR4 0x%llx)",
 			  (unsigned long long)read_cr0(), (unsigned long long)read_cr4());
 		return false;
 	}
-	vmx_cpus[vmx_cpu_count++] = (struct vmx_cpu){ .apic_id = apic_id(),
-						      .vmxon_region = region };
+	*(struct vmx_cpu *)pa_to_va(state) = (struct vmx_cpu){ .apic_id = apic_id(),
+							       .vmxon_region = region };
+	this_cpu()->virt = pa_to_va(state);
 	return true;
 }
 
@@ -182,7 +180,7 @@ static bool vmx_cpu_enable(char *err, size_t len)
  * (a VMCS moves between CPUs only through VMCLEAR on the old one). */
 bool vmcs_make_current(struct vmx_vcpu *a)
 {
-	if (this_cpu() != a->cpu)
+	if (vmx_this_cpu() != a->cpu)
 		return false;
 	if (a->cpu->current_vmcs == a->vmcs)
 		return true;
@@ -206,7 +204,7 @@ static void vmx_vcpu_free(struct vmx_vcpu *a)
 
 static int vmx_vcpu_create(struct vcpu *v)
 {
-	struct vmx_cpu *cpu = this_cpu();
+	struct vmx_cpu *cpu = vmx_this_cpu();
 	struct vmx_vcpu *a;
 	paddr_t pa;
 
@@ -417,7 +415,7 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 		return;
 	}
 	refresh_host_control_registers(a);
-	flush = vmx_tlb_entry_flush(&v->flush_pending, &a->tlb);
+	flush = vmx_tlb_entry_flush(&v->flush_pending, &a->tlb, this_cpu()->id);
 	if (flush.invept)
 		invept(vmx_caps.invept_type, a->eptp);
 	if (flush.invvpid)

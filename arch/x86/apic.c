@@ -4,6 +4,8 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/direct_map.h"
 #include "arch/x86/lock.h"
+#include "arch/x86/percpu.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
@@ -46,11 +48,8 @@
 
 static bool x2apic;
 static volatile uint32_t *mmio;
-static uint64_t timer_hz;
-static uint64_t ticks;
-static uint32_t tick_count;  /* the periodic tick's initial count; 0 when not started */
-static uint64_t next_tick;   /* TSC by which the periodic tick is next due */
-static uint64_t oneshot_due; /* TSC of an armed one-shot (apic_timer_wake_by), else 0 */
+static uint64_t timer_hz;    /* the same bus clock on every CPU: measured once */
+static unsigned bsp_tick_hz; /* what the BSP's tick was started at; APs tick alike */
 
 static uint32_t apic_read(uint32_t reg)
 {
@@ -85,7 +84,7 @@ const char *apic_mode(void)
 
 uint64_t apic_ticks(void)
 {
-	return __atomic_load_n(&ticks, __ATOMIC_RELAXED);
+	return __atomic_load_n(&percpu_of(0)->timer.ticks, __ATOMIC_RELAXED);
 }
 
 uint64_t apic_timer_hz(void)
@@ -93,16 +92,29 @@ uint64_t apic_timer_hz(void)
 	return timer_hz;
 }
 
+bool apic_can_address(uint32_t id)
+{
+	return x2apic || id < 0xff;
+}
+
 void apic_send_ipi(uint32_t dest, uint32_t icr_low)
 {
+	uint64_t flags;
+
 	if (x2apic) {
 		wrmsr(MSR_X2APIC_BASE + APIC_ICR_LOW / 16, ((uint64_t)dest << 32) | icr_low);
 		return;
 	}
+	/* An interrupt handler's IPI between the two writes would send ours
+	 * to its destination. */
+	flags = read_rflags();
+	cli();
 	while (apic_read(APIC_ICR_LOW) & APIC_ICR_PENDING)
 		cpu_relax();
 	apic_write(APIC_ICR_HIGH, dest << 24);
 	apic_write(APIC_ICR_LOW, icr_low);
+	if (flags & RFLAGS_IF)
+		sti();
 }
 
 /* IA32_APIC_BASE transitions allowed by SDM 11.12.5: x2APIC may only be left
@@ -140,33 +152,36 @@ static void spurious_handler(struct trap_frame *tf)
 }
 
 /* The tick's period in TSC cycles. */
-static uint64_t tick_tsc(void)
+static uint64_t tick_tsc(const struct apic_timer *t)
 {
-	return (uint64_t)tick_count * tsc_khz() * 1000 / timer_hz;
+	return (uint64_t)t->tick_count * tsc_khz() * 1000 / timer_hz;
 }
 
 /* The count is cleared before the mode changes: a periodic LVT with a one-shot's
  * small count left in it would, for the moment between the two writes, be a
  * timer of a few ns (QEMU then runs nothing but that timer, for good). */
-static void start_periodic(void)
+static void start_periodic(struct apic_timer *t)
 {
 	apic_write(APIC_TIMER_INIT, 0);
 	apic_write(APIC_TIMER_DIVIDE, APIC_TIMER_DIVIDE_16);
 	apic_write(APIC_LVT_TIMER, VEC_APIC_TIMER | APIC_LVT_TIMER_PERIODIC);
-	apic_write(APIC_TIMER_INIT, tick_count);
-	next_tick = rdtsc() + tick_tsc();
+	apic_write(APIC_TIMER_INIT, t->tick_count);
+	t->next_tick = rdtsc() + tick_tsc(t);
 }
 
 static void timer_handler(struct trap_frame *tf)
 {
+	struct apic_timer *t = &this_cpu()->timer;
+
 	(void)tf;
-	__atomic_fetch_add(&ticks, 1, __ATOMIC_RELAXED);
-	if (oneshot_due) {
+	/* Atomic: other CPUs read the BSP's count (apic_ticks). */
+	__atomic_fetch_add(&t->ticks, 1, __ATOMIC_RELAXED);
+	if (t->oneshot_due) {
 		/* The one-shot fired: the periodic tick goes on from here. */
-		oneshot_due = 0;
-		start_periodic();
+		t->oneshot_due = 0;
+		start_periodic(t);
 	} else {
-		next_tick = rdtsc() + tick_tsc();
+		t->next_tick = rdtsc() + tick_tsc(t);
 	}
 	apic_eoi();
 }
@@ -178,6 +193,7 @@ static void enable_local(bool bsp)
 	set_mode();
 	unsigned max_lvt = (apic_read(APIC_VERSION) >> 16) & 0xff;
 
+	this_cpu()->apic_id = apic_id();
 	apic_write(APIC_TPR, 0);
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	/* LINT0 carries the 8259's ExtINT, which sprig does not take. */
@@ -219,7 +235,7 @@ static uint64_t calibrate_timer(void)
 		runs[i] = (uint64_t)(0xffffffffu - left) * 1000000000 / tsc_to_ns(t1 - t0);
 	}
 	apic_write(APIC_TIMER_INIT, 0);
-	if (flags & (1u << 9))
+	if (flags & RFLAGS_IF)
 		sti();
 	sort_u64(runs, CALIBRATION_RUNS);
 	return runs[CALIBRATION_RUNS / 2];
@@ -256,10 +272,13 @@ bool apic_init(bool allow_x2apic)
 void apic_init_ap(void)
 {
 	enable_local(false);
+	if (bsp_tick_hz)
+		apic_timer_start(bsp_tick_hz);
 }
 
 void apic_timer_start(unsigned hz)
 {
+	struct apic_timer *t = &this_cpu()->timer;
 	uint64_t count = hz ? timer_hz / hz : 0;
 
 	if (!timer_hz) {
@@ -270,30 +289,36 @@ void apic_timer_start(unsigned hz)
 		count = 1;
 	if (count > 0xffffffffu)
 		count = 0xffffffffu;
-	tick_count = (uint32_t)count;
-	oneshot_due = 0;
-	start_periodic();
+	if (this_cpu()->id == 0)
+		bsp_tick_hz = hz;
+	t->tick_count = (uint32_t)count;
+	t->oneshot_due = 0;
+	start_periodic(t);
 }
 
 void apic_timer_stop(void)
 {
+	struct apic_timer *t = &this_cpu()->timer;
+
 	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
 	apic_write(APIC_TIMER_INIT, 0);
-	tick_count = 0;
-	oneshot_due = 0;
+	t->tick_count = 0;
+	t->oneshot_due = 0;
 }
 
 void apic_timer_wake_by(uint64_t tsc)
 {
+	struct apic_timer *t = &this_cpu()->timer;
 	uint64_t now = rdtsc(), count;
 
-	if (!tick_count || !tsc_khz() || tsc >= next_tick || (oneshot_due && oneshot_due <= tsc))
+	if (!t->tick_count || !tsc_khz() || tsc >= t->next_tick ||
+	    (t->oneshot_due && t->oneshot_due <= tsc))
 		return;
 	/* Round up: the interrupt must not come before tsc. */
 	count = tsc > now ? ((tsc - now) * timer_hz + tsc_khz() * 1000 - 1) / (tsc_khz() * 1000) : 1;
 	if (!count)
 		count = 1;
-	oneshot_due = tsc;
+	t->oneshot_due = tsc;
 	apic_write(APIC_LVT_TIMER, VEC_APIC_TIMER); /* one-shot */
 	apic_write(APIC_TIMER_INIT, (uint32_t)count);
 }

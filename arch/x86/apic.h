@@ -13,21 +13,31 @@
 #define APIC_ICR_LEVEL_ASSERT 0x04000u
 #define APIC_ICR_LEVEL_TRIGGER 0x08000u
 
+/* One CPU's timer state, in its struct percpu. */
+struct apic_timer {
+	uint64_t ticks;       /* interrupts taken: periodic ticks and one-shots */
+	uint32_t tick_count;  /* the periodic tick's initial count; 0 when not started */
+	uint64_t next_tick;   /* TSC by which the periodic tick is next due */
+	uint64_t oneshot_due; /* TSC of an armed one-shot (apic_timer_wake_by), else 0 */
+};
+
 /* Enable the BSP's local APIC (spurious vector VEC_SPURIOUS, LVTs masked,
  * LINT1 as NMI), mask the 8259s, and measure the APIC timer against the TSC
  * (so after tsc_init). Returns false, with a message, if there is no APIC. */
 bool apic_init(bool allow_x2apic);
-/* Enable an AP's local APIC in the mode the BSP chose. */
+/* Enable an AP's local APIC in the mode the BSP chose, its timer ticking at
+ * the rate the BSP's was started at. */
 void apic_init_ap(void);
 
 /* Start the periodic timer on this CPU at hz on VEC_APIC_TIMER; its handler
- * counts ticks. Meant for one CPU (the BSP): apic_ticks() counts them all. */
+ * counts this CPU's ticks. */
 void apic_timer_start(unsigned hz);
 void apic_timer_stop(void);
 /* Make this CPU's timer interrupt come by TSC value tsc if the periodic tick
  * would come later: a one-shot, after which the tick goes on. Guests' timer
  * deadlines use it, so they need not wait for the next tick. Interrupts off. */
 void apic_timer_wake_by(uint64_t tsc);
+/* The bootstrap CPU's ticks. */
 uint64_t apic_ticks(void);
 /* APIC timer input rate (after the divider sprig uses), in Hz. */
 uint64_t apic_timer_hz(void);
@@ -35,5 +45,10 @@ uint64_t apic_timer_hz(void);
 void apic_eoi(void);
 uint32_t apic_id(void);
 const char *apic_mode(void);
-/* Send an IPI to the APIC ID dest; icr_low holds the vector and APIC_ICR_*. */
+/* Whether an IPI can name APIC ID id in the mode in use (xAPIC: 8 bits, of
+ * which 0xff is the broadcast). */
+bool apic_can_address(uint32_t id);
+/* Send an IPI to the APIC ID dest; icr_low holds the vector and APIC_ICR_*.
+ * Any context: interrupts are held off while an xAPIC's two ICR halves are
+ * written. */
 void apic_send_ipi(uint32_t dest, uint32_t icr_low);

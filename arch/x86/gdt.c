@@ -1,21 +1,6 @@
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
 #include "lib/string.h"
-
-struct tss {
-	uint32_t reserved0;
-	uint64_t rsp[3];
-	uint64_t reserved1;
-	uint64_t ist[7];
-	uint64_t reserved2;
-	uint16_t reserved3;
-	uint16_t iomap_base;
-} __attribute__((packed));
-
-#define IST_STACK_SIZE 8192
-
-static struct tss tss;
-static uint8_t ist_stacks[3][IST_STACK_SIZE] __attribute__((aligned(16)));
-static uint64_t gdt[5] __attribute__((aligned(16)));
 
 struct descriptor_ptr {
 	uint16_t limit;
@@ -24,13 +9,16 @@ struct descriptor_ptr {
 
 void gdt_init(void)
 {
-	uint64_t base = (uint64_t)&tss;
-	uint64_t limit = sizeof(tss) - 1;
+	struct percpu *pc = this_cpu();
+	struct tss *tss = &pc->tss;
+	uint64_t *gdt = pc->gdt;
+	uint64_t base = (uint64_t)tss;
+	uint64_t limit = sizeof(*tss) - 1;
 
-	memset(&tss, 0, sizeof(tss));
-	for (int i = 0; i < 3; i++)
-		tss.ist[i] = (uint64_t)&ist_stacks[i][IST_STACK_SIZE];
-	tss.iomap_base = sizeof(tss); /* no I/O permission bitmap */
+	memset(tss, 0, sizeof(*tss));
+	for (int i = 0; i < IST_STACKS; i++)
+		tss->ist[i] = (uint64_t)&pc->ist_stacks[i][IST_STACK_SIZE];
+	tss->iomap_base = sizeof(*tss); /* no I/O permission bitmap */
 
 	gdt[0] = 0;
 	gdt[1] = 0x00af9a000000ffffull; /* 64-bit code, DPL 0 */
@@ -40,7 +28,7 @@ void gdt_init(void)
 		 (((limit >> 16) & 0xf) << 48) | (((base >> 24) & 0xff) << 56);
 	gdt[4] = base >> 32;
 
-	struct descriptor_ptr ptr = { sizeof(gdt) - 1, (uint64_t)gdt };
+	struct descriptor_ptr ptr = { sizeof(pc->gdt) - 1, (uint64_t)gdt };
 	__asm__ volatile("lgdt %0\n\t"
 			 "mov %1, %%ds\n\t"
 			 "mov %1, %%es\n\t"

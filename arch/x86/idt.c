@@ -1,25 +1,16 @@
-/* The IDT. Exceptions are fatal to the CPU that takes them: the report gives
- * the vector, error code, RIP, CR2 and every register, then the CPU stops with
- * interrupts off. Interrupt vectors go to the handlers registered for them. */
+/* The IDT, one per CPU with the same gates. Exceptions are fatal to the CPU
+ * that takes them: the report gives the CPU, the vector, error code, RIP, CR2
+ * and every register, then the CPU stops with interrupts off. Interrupt
+ * vectors go to the handlers registered for them, shared by every CPU. */
 #include "arch/x86/trap.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/uart.h"
 #include "lib/print.h"
 
-struct idt_gate {
-	uint16_t offset_lo;
-	uint16_t selector;
-	uint8_t ist;
-	uint8_t type_attr;
-	uint16_t offset_mid;
-	uint32_t offset_hi;
-	uint32_t reserved;
-} __attribute__((packed));
-
-extern const uint64_t trap_stub_table[256];
-static struct idt_gate idt[256] __attribute__((aligned(16)));
-static irq_handler_fn irq_handlers[256];
+extern const uint64_t trap_stub_table[IDT_GATES];
+static irq_handler_fn irq_handlers[IDT_GATES];
 
 static const char *const exception_names[32] = {
 	"divide error", "debug", "NMI", "breakpoint", "overflow", "bound range",
@@ -31,7 +22,7 @@ static const char *const exception_names[32] = {
 	"hypervisor injection", "VMM communication", "security exception", "reserved",
 };
 
-static void set_gate(int vector, uint64_t handler, uint8_t ist)
+static void set_gate(struct idt_gate *idt, int vector, uint64_t handler, uint8_t ist)
 {
 	idt[vector] = (struct idt_gate){
 		.offset_lo = handler & 0xffff,
@@ -45,15 +36,17 @@ static void set_gate(int vector, uint64_t handler, uint8_t ist)
 
 void idt_init(void)
 {
-	for (int v = 0; v < 256; v++)
-		set_gate(v, trap_stub_table[v], 0);
-	set_gate(2, trap_stub_table[2], IST_NMI);
-	set_gate(8, trap_stub_table[8], IST_DOUBLE_FAULT);
-	set_gate(18, trap_stub_table[18], IST_MACHINE_CHECK);
+	struct idt_gate *idt = this_cpu()->idt;
+
+	for (int v = 0; v < IDT_GATES; v++)
+		set_gate(idt, v, trap_stub_table[v], 0);
+	set_gate(idt, 2, trap_stub_table[2], IST_NMI);
+	set_gate(idt, 8, trap_stub_table[8], IST_DOUBLE_FAULT);
+	set_gate(idt, 18, trap_stub_table[18], IST_MACHINE_CHECK);
 	struct {
 		uint16_t limit;
 		uint64_t base;
-	} __attribute__((packed)) ptr = { sizeof(idt) - 1, (uint64_t)idt };
+	} __attribute__((packed)) ptr = { sizeof(this_cpu()->idt) - 1, (uint64_t)idt };
 	__asm__ volatile("lidt %0" ::"m"(ptr));
 }
 
@@ -64,10 +57,12 @@ void irq_register(uint8_t vector, irq_handler_fn fn)
 
 static void __attribute__((noreturn)) exception_report(struct trap_frame *tf)
 {
-	console_force_unlock();
-	kprintf("\n*** sprig: CPU exception %llu (%s), error code 0x%llx\n",
+	struct percpu *pc = this_cpu();
+
+	console_lock_for_report();
+	kprintf("\n*** sprig: CPU exception %llu (%s), error code 0x%llx, cpu %u apic %u\n",
 		(unsigned long long)tf->vector, exception_names[tf->vector],
-		(unsigned long long)tf->error_code);
+		(unsigned long long)tf->error_code, pc->id, pc->apic_id);
 	kprintf("RIP=%016llx CS=%04llx RFLAGS=%016llx\n", (unsigned long long)tf->rip,
 		(unsigned long long)tf->cs, (unsigned long long)tf->rflags);
 	kprintf("RSP=%016llx SS=%04llx CR2=%016llx CR3=%016llx\n",
@@ -85,6 +80,7 @@ static void __attribute__((noreturn)) exception_report(struct trap_frame *tf)
 		(unsigned long long)tf->r12, (unsigned long long)tf->r13,
 		(unsigned long long)tf->r14, (unsigned long long)tf->r15);
 	kprintf("*** CPU stopped.\n");
+	console_unlock_after_report();
 	for (;;) {
 		cli();
 		hlt();

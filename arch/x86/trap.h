@@ -12,10 +12,24 @@ struct trap_frame {
 };
 
 #define VEC_APIC_TIMER 0x20
+#define VEC_KICK 0xf0 /* smp_kick: acknowledged, nothing else */
 #define VEC_SPURIOUS 0xff
+
+struct idt_gate {
+	uint16_t offset_lo;
+	uint16_t selector;
+	uint8_t ist;
+	uint8_t type_attr;
+	uint16_t offset_mid;
+	uint32_t offset_hi;
+	uint32_t reserved;
+} __attribute__((packed));
+
+#define IDT_GATES 256
 
 typedef void (*irq_handler_fn)(struct trap_frame *tf);
 
+/* Fill this CPU's IDT (in its struct percpu) and load it. */
 void idt_init(void);
 /* Every exception and interrupt, from trap_entry.S with the frame it built. */
 void trap_dispatch(struct trap_frame *tf);

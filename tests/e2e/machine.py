@@ -127,7 +127,7 @@ class Machine(Console):
 
 
 BOCHSRC = """megs: {megs}
-cpu: model={model}, count=1, ips=200000000, reset_on_triple_fault=0
+cpu: model={model}, count={cpus}, ips=200000000, reset_on_triple_fault=0
 romimage: file=/usr/share/bochs/BIOS-bochs-latest
 vgaromimage: file=/usr/share/vgabios/vgabios.bin
 ata0: enabled=1, ioaddr1=0x1f0, ioaddr2=0x3f0, irq=14
@@ -145,16 +145,16 @@ speaker: enabled=0
 BOCHS_LOCK = os.path.join(tempfile.gettempdir(), "sprig-bochs.lock")
 
 
-def run_bochs(iso, model="corei7_skylake_x", megs=512, timeout=300):
-    """Boot ISO under Bochs, wait for it to end, return the serial output.
-    One Bochs at a time on this machine, whoever starts it: its display holds
-    a TCP port, and a second instance hangs."""
+def run_bochs(iso, model="corei7_skylake_x", megs=512, timeout=300, cpus=1):
+    """Boot ISO under Bochs (with cpus CPUs), wait for it to end, return the
+    serial output. One Bochs at a time on this machine, whoever starts it: its
+    display holds a TCP port, and a second instance hangs."""
     with open(BOCHS_LOCK, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        return _run_bochs_locked(iso, model, megs, timeout)
+        return _run_bochs_locked(iso, model, megs, timeout, cpus)
 
 
-def _run_bochs_locked(iso, model, megs, timeout):
+def _run_bochs_locked(iso, model, megs, timeout, cpus):
     tmp = tempfile.mkdtemp(prefix="sprig-bochs-")
     try:
         out = os.path.join(tmp, "com1.txt")
@@ -163,7 +163,7 @@ def _run_bochs_locked(iso, model, megs, timeout):
         with open(rc, "w") as f:
             f.write("c\nquit\n")
         with open(conf, "w") as f:
-            f.write(BOCHSRC.format(megs=megs, model=model, iso=iso, out=out,
+            f.write(BOCHSRC.format(megs=megs, model=model, iso=iso, out=out, cpus=cpus,
                                    log=os.path.join(tmp, "bochs.log")))
         proc = subprocess.Popen(["bochs", "-q", "-f", conf, "-rc", rc],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -198,7 +198,7 @@ class BochsConsole(Console):
             rc = os.path.join(self.tmp, "rc")
             with open(rc, "w") as f:
                 f.write("c\nquit\n")
-            text = BOCHSRC.format(megs=megs, model=model, iso=iso, out="/dev/null",
+            text = BOCHSRC.format(megs=megs, model=model, iso=iso, out="/dev/null", cpus=1,
                                   log=os.path.join(self.tmp, "bochs.log"))
             text = text.replace("com1: enabled=1, mode=file, dev=/dev/null",
                                 "com1: enabled=1, mode=socket-client, dev=127.0.0.1:%d"

@@ -9,3 +9,13 @@ void console_write(const char *s, size_t n)
 	if (fuzz_verbose())
 		fwrite(s, 1, n, stdout);
 }
+
+void console_lock(void)
+{
+	flockfile(stdout);
+}
+
+void console_unlock(void)
+{
+	funlockfile(stdout);
+}

@@ -6,3 +6,14 @@ void console_write(const char *s, size_t n)
 {
 	fwrite(s, 1, n, stdout);
 }
+
+/* stdio's own lock on stdout: recursive, as the kernel's console lock. */
+void console_lock(void)
+{
+	flockfile(stdout);
+}
+
+void console_unlock(void)
+{
+	funlockfile(stdout);
+}

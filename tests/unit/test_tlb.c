@@ -1,6 +1,6 @@
-/* TLB tags of both backends: SVM's ASIDs recycled by generation with the
- * TLB_CONTROL each VMRUN needs (svm/tlb.c), VMX's VPIDs and the INVEPT /
- * INVVPID an entry needs (vmx/tlb.c). */
+/* TLB tags of both backends: SVM's ASIDs recycled by generation, per CPU,
+ * with the TLB_CONTROL each VMRUN needs (svm/tlb.c), VMX's VPIDs and the
+ * INVEPT / INVVPID an entry needs, also when the vCPU moves (vmx/tlb.c). */
 #include "check.h"
 #include "svm/tlb.h"
 #include "svm/vmcb.h"
@@ -13,7 +13,7 @@ TEST(svm_asid_generations)
 	bool pending = false;
 
 	/* QEMU 7.2: 16 ASIDs, 1-15 for guests, no flush-by-ASID. */
-	svm_asid_space_init(&s, 16);
+	svm_asid_space_init(&s, 16, 0);
 	/* The first entry starts generation 2 and flushes everything. */
 	CHECK_EQ_U64(svm_asid_assign(&s, &a, &pending, false), TLB_CONTROL_FLUSH_ALL);
 	CHECK_EQ_U64(a.asid, 1);
@@ -46,7 +46,7 @@ TEST(svm_asid_generations)
 	CHECK_EQ_U64(a.asid, 2);
 	CHECK_EQ_U64(a.generation, 3);
 	/* With only one guest ASID every new assignment starts a generation. */
-	svm_asid_space_init(&s, 2);
+	svm_asid_space_init(&s, 2, 0);
 	a = (struct svm_asid){ 0 };
 	b = (struct svm_asid){ 0 };
 	CHECK_EQ_U64(svm_asid_assign(&s, &a, &pending, true), TLB_CONTROL_FLUSH_ALL);
@@ -54,6 +54,38 @@ TEST(svm_asid_generations)
 	CHECK_EQ_U64(a.asid, 1);
 	CHECK_EQ_U64(b.asid, 1);
 	CHECK(a.generation != b.generation);
+}
+
+TEST(svm_asid_per_cpu)
+{
+	struct svm_asid_space cpu0, cpu1;
+	struct svm_asid a = { 0 }, b = { 0 };
+	bool pending = false;
+
+	svm_asid_space_init(&cpu0, 16, 0);
+	svm_asid_space_init(&cpu1, 16, 1);
+	CHECK_EQ_U64(svm_asid_assign(&cpu0, &a, &pending, true), TLB_CONTROL_FLUSH_ALL);
+	CHECK_EQ_U64(svm_asid_assign(&cpu1, &b, &pending, true), TLB_CONTROL_FLUSH_ALL);
+	/* Both CPUs hand out ASID 1 in their generation 2: the same numbers. */
+	CHECK_EQ_U64(a.asid, 1);
+	CHECK_EQ_U64(b.asid, 1);
+	CHECK_EQ_U64(a.generation, b.generation);
+	CHECK_EQ_U64(svm_asid_assign(&cpu0, &a, &pending, true), TLB_CONTROL_NONE);
+	/* a moves to CPU 1: its ASID 1 there is b's, so it takes CPU 1's next,
+	 * flushed, even though the generations match. */
+	CHECK_EQ_U64(svm_asid_assign(&cpu1, &a, &pending, true), TLB_CONTROL_FLUSH_ASID);
+	CHECK_EQ_U64(a.asid, 2);
+	CHECK_EQ_U64(a.cpu, 1);
+	CHECK(!pending);
+	CHECK_EQ_U64(svm_asid_assign(&cpu1, &a, &pending, true), TLB_CONTROL_NONE);
+	CHECK_EQ_U64(svm_asid_assign(&cpu1, &b, &pending, true), TLB_CONTROL_NONE);
+	CHECK_EQ_U64(b.asid, 1);
+	/* Back on CPU 0: not its old ASID 1, whose translations there may be
+	 * stale (the MMU's requests went to CPU 1 meanwhile), but a fresh one. */
+	CHECK_EQ_U64(svm_asid_assign(&cpu0, &a, &pending, false), TLB_CONTROL_FLUSH_ALL);
+	CHECK_EQ_U64(a.asid, 2);
+	CHECK_EQ_U64(a.cpu, 0);
+	CHECK_EQ_U64(cpu0.next, 3);
 }
 
 TEST(vmx_vpid_pool)
@@ -82,19 +114,49 @@ TEST(vmx_tlb_entry_flushes)
 	bool ept = true;
 
 	/* A new vCPU: its EPT root and its VPID may hold someone else's. */
-	f = vmx_tlb_entry_flush(&ept, &t);
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
 	CHECK(f.invept && f.invvpid);
 	CHECK(!ept && !t.vpid_flush);
-	f = vmx_tlb_entry_flush(&ept, &t);
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
 	CHECK(!f.invept && !f.invvpid);
 	/* The guest's MOV to CR: INVVPID only. */
 	vmx_tlb_guest_flush(&t);
-	f = vmx_tlb_entry_flush(&ept, &t);
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
 	CHECK(!f.invept && f.invvpid);
 	/* Without a VPID the CPU flushes at every entry: nothing to ask. */
 	vmx_tlb_guest_flush(&none);
 	CHECK(!none.vpid_flush);
 	ept = true;
-	f = vmx_tlb_entry_flush(&ept, &none);
+	f = vmx_tlb_entry_flush(&ept, &none, 0);
 	CHECK(f.invept && !f.invvpid);
+	/* Never entered: the first entry flushes even without a request. */
+	none = (struct vmx_tlb){ .vpid = 0 };
+	f = vmx_tlb_entry_flush(&ept, &none, 2);
+	CHECK(f.invept && !f.invvpid);
+}
+
+TEST(vmx_tlb_cpu_moves)
+{
+	struct vmx_tlb t = { .vpid = 5 };
+	struct vmx_tlb_flush f;
+	bool ept = false;
+
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
+	CHECK(f.invept && f.invvpid);
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
+	CHECK(!f.invept && !f.invvpid);
+	/* On another CPU: both, though nothing was asked. */
+	f = vmx_tlb_entry_flush(&ept, &t, 1);
+	CHECK(f.invept && f.invvpid);
+	CHECK_EQ_U64(t.cpu, 1);
+	/* The MMU's request while on CPU 1 is carried out there... */
+	ept = true;
+	f = vmx_tlb_entry_flush(&ept, &t, 1);
+	CHECK(f.invept && !f.invvpid);
+	/* ...and CPU 0, which may hold translations from before it, flushes
+	 * too when the vCPU comes back. */
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
+	CHECK(f.invept && f.invvpid);
+	f = vmx_tlb_entry_flush(&ept, &t, 0);
+	CHECK(!f.invept && !f.invvpid);
 }
