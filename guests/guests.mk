@@ -8,7 +8,7 @@
 # and stay ELF64 files; the others become ELF32 files (QEMU refuses ELF64),
 # so that a loader is tested on both.
 
-GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic pc lowload
+GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic pc lowload smp stale
 GUEST_AOUT := touch exec misbehave
 GUEST_OWN_LINK := lowload
 GUEST_ELFS := $(patsubst %,$(B)/guests/%.elf,$(GUEST_NAMES))
@@ -24,8 +24,12 @@ GUEST_LDFLAGS := -Wl,--build-id=none -Wl,--no-warn-rwx-segments -nostdlib -stati
 	-no-pie -T guests/rt/guest.ld -z max-page-size=0x1000 -z noexecstack
 
 GUEST_OBJ_DIR := $(B)/guests/obj
-GUEST_RT_OBJS := $(GUEST_OBJ_DIR)/rt/rt.c.o $(GUEST_OBJ_DIR)/rt/printf.c.o \
-	$(GUEST_OBJ_DIR)/rt/idt.c.o $(GUEST_OBJ_DIR)/rt/report.c.o $(GUEST_OBJ_DIR)/rt/isr.S.o
+GUEST_AR := $(CROSS_COMPILE)ar
+# The runtime is an archive: a guest links only the parts it uses (the APs'
+# stacks, for one, only where smp_start is called).
+GUEST_RT_OBJS := $(patsubst %,$(GUEST_OBJ_DIR)/rt/%.o,rt.c printf.c idt.c report.c isr.S \
+	tsc.c lapic.c acpi.c smp.c ap_boot.S)
+GUEST_RT_LIB := $(GUEST_OBJ_DIR)/rt/librt.a
 
 .PHONY: guests
 guests: $(GUEST_ELFS)
@@ -42,6 +46,9 @@ $(GUEST_OBJ_DIR)/rt/entry-elf.o: guests/rt/entry.S
 $(GUEST_OBJ_DIR)/rt/entry-aout.o: guests/rt/entry.S
 	@mkdir -p $(dir $@)
 	$(CC) $(GUEST_ASFLAGS) -DRT_AOUT_KLUDGE -c $< -o $@
+$(GUEST_RT_LIB): $(GUEST_RT_OBJS)
+	rm -f $@
+	$(GUEST_AR) rcs $@ $^
 
 # guest_objs NAME: the objects of one guest, without the runtime.
 guest_objs = $(patsubst guests/%,$(GUEST_OBJ_DIR)/%.o,\
@@ -49,18 +56,18 @@ guest_objs = $(patsubst guests/%,$(GUEST_OBJ_DIR)/%.o,\
 
 # An a.out-kludge guest: the linked ELF64 file is the image.
 define guest_aout_rule
-$(B)/guests/$(1).elf: $(GUEST_OBJ_DIR)/rt/entry-aout.o $(GUEST_RT_OBJS) \
-		$(call guest_objs,$(1)) guests/rt/guest.ld
+$(B)/guests/$(1).elf: $(GUEST_OBJ_DIR)/rt/entry-aout.o $(call guest_objs,$(1)) \
+		$(GUEST_RT_LIB) guests/rt/guest.ld
 	$$(CC) $$(GUEST_CFLAGS) $$(GUEST_LDFLAGS) -o $$@ \
-		$$(filter %.o,$$^) -lgcc
+		$$(filter %.o %.a,$$^) -lgcc
 endef
 
 # An ELF guest: link ELF64, then rewrite the file as ELF32 for QEMU.
 define guest_elf_rule
-$(GUEST_OBJ_DIR)/$(1).elf64: $(GUEST_OBJ_DIR)/rt/entry-elf.o $(GUEST_RT_OBJS) \
-		$(call guest_objs,$(1)) guests/rt/guest.ld
+$(GUEST_OBJ_DIR)/$(1).elf64: $(GUEST_OBJ_DIR)/rt/entry-elf.o $(call guest_objs,$(1)) \
+		$(GUEST_RT_LIB) guests/rt/guest.ld
 	$$(CC) $$(GUEST_CFLAGS) $$(GUEST_LDFLAGS) -o $$@ \
-		$$(filter %.o,$$^) -lgcc
+		$$(filter %.o %.a,$$^) -lgcc
 $(B)/guests/$(1).elf: $(GUEST_OBJ_DIR)/$(1).elf64
 	$$(GUEST_OBJCOPY) -O elf32-i386 $$< $$@
 endef

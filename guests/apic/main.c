@@ -33,49 +33,19 @@
  * Timing: the TSC rate comes from sprig's HC_TSC_KHZ under sprig and from
  * the PIT (channel 2) bare; the APIC timer is calibrated against the TSC. */
 #include "arch/x86/msr.h"
+#include "guests/rt/cpu.h"
 #include "guests/rt/idt.h"
+#include "guests/rt/lapic.h"
 #include "guests/rt/report.h"
 #include "guests/rt/rt.h"
-#include "virt/hypercall.h"
+#include "guests/rt/tsc.h"
 
 /* ------------------------------------------------------------------ */
 /* The local APIC */
 
-#define APIC_DEFAULT 0xfee00000ul
 #define APIC_RELOCATED 0xc8000000ul	/* a hole on QEMU's pc and Bochs */
 #define UNCLAIMED 0xd0000000ul		/* nothing there on QEMU's pc (-m 128M) nor Bochs */
-
-#define APIC_ID 0x20
-#define APIC_VERSION 0x30
-#define APIC_TPR 0x80
-#define APIC_PPR 0xa0
-#define APIC_EOI 0xb0
-#define APIC_LDR 0xd0
-#define APIC_SVR 0xf0
-#define APIC_ISR 0x100
-#define APIC_IRR 0x200
-#define APIC_ESR 0x280
-#define APIC_ICR_LO 0x300
-#define APIC_ICR_HI 0x310
-#define APIC_LVT_TIMER 0x320
-#define APIC_LVT_LINT0 0x350
-#define APIC_LVT_LINT1 0x360
-#define APIC_LVT_ERROR 0x370
-#define APIC_TICR 0x380
-#define APIC_TCCR 0x390
-#define APIC_TDCR 0x3e0
 #define MSR_X2APIC_SELF_IPI 0x83f
-
-#define LVT_MASKED (1u << 16)
-#define LVT_PERIODIC (1u << 17)
-#define LVT_DEADLINE (2u << 17)
-#define ICR_NMI (4u << 8)
-#define ICR_PENDING (1u << 12)
-#define ICR_ASSERT (1u << 14)
-#define ICR_SELF (1u << 18)
-#define ICR_ALL_INCL (2u << 18)
-#define SVR_ENABLE (1u << 8)
-#define SPURIOUS_VEC 0xff
 
 /* Vectors: class (vector >> 4) matters for priority. */
 #define VEC_TIMER 0x40
@@ -90,10 +60,6 @@
 
 #define RFLAGS_TF (1ul << 8)
 #define RFLAGS_IF (1ul << 9)
-
-static uint64_t apic_base = APIC_DEFAULT;
-static bool x2apic_mode;
-
 
 #define NO_TRAP (-1)
 volatile uint64_t trap_fixup;
@@ -114,14 +80,6 @@ volatile int trap_vector = NO_TRAP;
 		trap_vector;                                                         \
 	})
 
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-
 static int rdmsr_safe(uint32_t msr, uint64_t *val)
 {
 	uint32_t lo = 0, hi = 0;
@@ -136,67 +94,9 @@ static int wrmsr_safe(uint32_t msr, uint64_t val)
 	return TRY("wrmsr", , "c"(msr) COMMA "a"((uint32_t)val) COMMA "d"((uint32_t)(val >> 32)));
 }
 
-static uint64_t rdmsr(uint32_t msr)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdmsr" : "=a"(lo), "=d"(hi) : "c"(msr));
-	return (uint64_t)hi << 32 | lo;
-}
-
-static void wrmsr(uint32_t msr, uint64_t val)
-{
-	asm volatile("wrmsr" : : "c"(msr), "a"((uint32_t)val), "d"((uint32_t)(val >> 32))
-		     : "memory");
-}
-
-static volatile uint32_t *apic_reg(uint32_t reg)
-{
-	return (volatile uint32_t *)(apic_base + reg);
-}
-
-static uint32_t apic_read(uint32_t reg)
-{
-	if (x2apic_mode)
-		return (uint32_t)rdmsr(MSR_X2APIC_BASE + reg / 16);
-	return *apic_reg(reg);
-}
-
-static void apic_write(uint32_t reg, uint32_t val)
-{
-	if (x2apic_mode)
-		wrmsr(MSR_X2APIC_BASE + reg / 16, val);
-	else
-		*apic_reg(reg) = val;
-}
-
-/* Sends an IPI: ICR high (destination) first in xAPIC mode, one 64-bit
- * MSR write in x2APIC mode. */
-static void apic_icr(uint32_t dest, uint32_t low)
-{
-	if (x2apic_mode) {
-		wrmsr(MSR_X2APIC_BASE + APIC_ICR_LO / 16, (uint64_t)dest << 32 | low);
-		return;
-	}
-	apic_write(APIC_ICR_HI, dest << 24);
-	apic_write(APIC_ICR_LO, low);
-	for (int i = 0; i < 1000000 && (apic_read(APIC_ICR_LO) & ICR_PENDING); i++)
-		asm volatile("pause");
-}
-
-static void eoi(void)
-{
-	apic_write(APIC_EOI, 0);
-}
-
 static bool vec_bit(uint32_t base, unsigned int vec)
 {
 	return (apic_read(base + (vec / 32) * 16) >> (vec % 32)) & 1;
-}
-
-static uint32_t apic_id(void)
-{
-	return x2apic_mode ? apic_read(APIC_ID) : apic_read(APIC_ID) >> 24;
 }
 
 /* Software-enables the APIC with every local interrupt masked, TPR 0. */
@@ -274,94 +174,21 @@ static void apic_dispatch(struct frame *f)
 		return;	/* a spurious interrupt takes no EOI */
 	unexpected_irqs++;
 	last_unexpected = v;
-	eoi();
-}
-
-static inline void sti(void)
-{
-	asm volatile("sti" ::: "memory");
-}
-
-static inline void cli(void)
-{
-	asm volatile("cli" ::: "memory");
+	apic_eoi();
 }
 
 /* ------------------------------------------------------------------ */
 /* Time */
 
-static uint64_t tsc_khz;
 static uint64_t cal_apic, cal_tsc;	/* APIC timer ticks per cal_tsc TSC ticks (divide by 1) */
 static bool have_apic, have_x2apic, have_deadline, have_la57;
-
-static uint64_t us_to_tsc(uint64_t us)
-{
-	return us * tsc_khz / 1000;
-}
-
-static int64_t tsc_to_us(int64_t t)
-{
-	return t * 1000 / (int64_t)tsc_khz;
-}
-
-/* Spins with interrupts as they are until *v reaches target or us pass. */
-static bool wait_count(volatile unsigned int *v, unsigned int target, uint64_t us)
-{
-	uint64_t end = rdtsc() + us_to_tsc(us);
-
-	while (*v < target) {
-		if (rdtsc() > end)
-			return false;
-		asm volatile("pause" ::: "memory");
-	}
-	return true;
-}
-
-static void delay_us(uint64_t us)
-{
-	uint64_t end = rdtsc() + us_to_tsc(us);
-
-	while (rdtsc() < end)
-		asm volatile("pause" ::: "memory");
-}
-
-/* The TSC against the PIT's channel 2 (mode 0, about 50 ms). 0 if the
- * PIT's output never rises. */
-static uint64_t pit_tsc_khz(void)
-{
-	const uint32_t count = 59659;	/* 1193182 Hz * 50 ms */
-	uint64_t t0, t1;
-	uint32_t spins = 0;
-
-	outb(0x61, (inb(0x61) & ~0x02) | 0x01);	/* gate 2 on, speaker off */
-	outb(0x43, 0xb0);			/* channel 2, lo/hi, mode 0 */
-	outb(0x42, count & 0xff);
-	outb(0x42, count >> 8);
-	t0 = rdtsc();
-	while (!(inb(0x61) & 0x20))
-		if (++spins > 100000000)
-			return 0;
-	t1 = rdtsc();
-	return (t1 - t0) * 1193182 / count / 1000;
-}
 
 static void calibrate(void)
 {
 	uint64_t ta, tb, t0, t1;
 	uint32_t c0, c1;
 
-	if (under_sprig()) {
-		tsc_khz = (uint64_t)hypercall(HC_TSC_KHZ, 0, 0, 0, 0);
-	} else {
-		tsc_khz = pit_tsc_khz();
-		if (!tsc_khz) {
-			uint32_t a, b, c, d;
-
-			cpuid(0x16, 0, &a, &b, &c, &d);
-			tsc_khz = a ? (uint64_t)a * 1000 : 1000000;
-			printf("info: no PIT; TSC rate from CPUID 0x16\n");
-		}
-	}
+	tsc_calibrate();
 	/* The APIC timer against the TSC, masked, over 50 ms; each sample's
 	 * TSC is the middle of its read. */
 	apic_write(APIC_LVT_TIMER, LVT_MASKED | VEC_TIMER);
@@ -398,7 +225,7 @@ static void timer_handler(struct frame *f)
 	if (ticks < MAX_TICKS)
 		tick_tsc[ticks] = t;
 	ticks++;
-	eoi();
+	apic_eoi();
 }
 
 static volatile unsigned int ipi_count;
@@ -406,7 +233,7 @@ static void ipi_handler(struct frame *f)
 {
 	(void)f;
 	ipi_count++;
-	eoi();
+	apic_eoi();
 }
 
 /* ------------------------------------------------------------------ */
@@ -826,7 +653,7 @@ static void nest_high(struct frame *f)
 	nest.low_in_isr_in_high = vec_bit(APIC_ISR, VEC_CLASS5);
 	nest.ppr_high = apic_read(APIC_PPR);
 	nest.ppr_high_ok = nest.ppr_high == 0x70;
-	eoi();
+	apic_eoi();
 	nest.high_popped_first = !vec_bit(APIC_ISR, VEC_CLASS7) && vec_bit(APIC_ISR, VEC_CLASS5);
 }
 
@@ -835,7 +662,7 @@ static void nest_lower(struct frame *f)
 	(void)f;
 	nest.lower++;
 	nest.low_gone_in_lower = !vec_bit(APIC_ISR, VEC_CLASS5);
-	eoi();
+	apic_eoi();
 }
 
 static void nest_low(struct frame *f)
@@ -859,7 +686,7 @@ static void nest_low(struct frame *f)
 	nest.lower_irr = vec_bit(APIC_IRR, VEC_CLASS4);
 	nest.ppr_low = apic_read(APIC_PPR);
 	nest.ppr_low_ok = nest.ppr_low == 0x50;
-	eoi();
+	apic_eoi();
 }
 
 static void check_nesting(void)
@@ -913,7 +740,7 @@ static void tpr_h5(struct frame *f)
 {
 	(void)f;
 	tpr_c5++;
-	eoi();
+	apic_eoi();
 }
 
 static void tpr_h6(struct frame *f)
@@ -921,7 +748,7 @@ static void tpr_h6(struct frame *f)
 	(void)f;
 	tpr_c6++;
 	tpr_ppr_in_c6 = apic_read(APIC_PPR);
-	eoi();
+	apic_eoi();
 }
 
 static void check_tpr(void)
@@ -1043,14 +870,14 @@ static void win_handler(struct frame *f)
 	win_count++;
 	win_rip = f->rip;
 	win_marker_seen = win_marker;
-	eoi();
+	apic_eoi();
 }
 
 static void backstop_handler(struct frame *f)
 {
 	(void)f;
 	backstop_count++;
-	eoi();
+	apic_eoi();
 }
 
 /* Posts VEC_WINDOW with IF=0 and checks it waits in IRR. */
@@ -1517,14 +1344,6 @@ static uint64_t pml5[512] __attribute__((aligned(4096)));
 #define PTE_PWT 0x8ul
 #define PTE_PCD 0x10ul
 #define PTE_PS 0x80ul
-
-static uint64_t read_cr3(void)
-{
-	uint64_t v;
-
-	asm volatile("mov %%cr3, %0" : "=r"(v));
-	return v;
-}
 
 /* The runtime's directory entry (2 MiB page) for pa < 4 GiB. */
 static uint64_t *pde_of(uint64_t pa)

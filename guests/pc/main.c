@@ -32,9 +32,13 @@
  *   reset=kbd        reset through the 8042 (port 0x64, 0xfe)
  * When the machine is still alive afterwards, the guest prints a FAIL and
  * exits with status 1. */
+#include "guests/rt/acpi.h"
+#include "guests/rt/cpu.h"
 #include "guests/rt/idt.h"
+#include "guests/rt/lapic.h"
 #include "guests/rt/report.h"
 #include "guests/rt/rt.h"
+#include "guests/rt/tsc.h"
 #include "virt/hypercall.h"
 
 /* ------------------------------------------------------------------ */
@@ -66,24 +70,6 @@ static inline void outl(uint16_t port, uint32_t v)
 	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
 }
 
-static inline uint64_t rdtsc(void)
-{
-	uint32_t lo, hi;
-
-	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
-	return (uint64_t)hi << 32 | lo;
-}
-
-static inline void sti(void)
-{
-	asm volatile("sti" ::: "memory");
-}
-
-static inline void cli(void)
-{
-	asm volatile("cli" ::: "memory");
-}
-
 static uint32_t mmio_read32(uint64_t pa)
 {
 	return *(volatile uint32_t *)pa;
@@ -96,14 +82,6 @@ static void mmio_write32(uint64_t pa, uint32_t v)
 
 #define PTE_PWT 0x8ul
 #define PTE_PCD 0x10ul
-
-static uint64_t read_cr3(void)
-{
-	uint64_t v;
-
-	asm volatile("mov %%cr3, %0" : "=r"(v));
-	return v;
-}
 
 /* Marks pa's 2 MiB page uncached in the runtime's tables (pa < 4 GiB). */
 static void set_uncached(uint64_t pa)
@@ -124,20 +102,6 @@ typedef void (*handler_t)(struct frame *f);
 static handler_t handlers[256];
 static volatile unsigned int unexpected_irqs, last_unexpected;
 
-#define APIC_BASE 0xfee00000ul
-#define APIC_ID 0x20
-#define APIC_EOI 0xb0
-#define APIC_SVR 0xf0
-#define APIC_ISR 0x100
-#define APIC_LVT_TIMER 0x320
-#define APIC_LVT_LINT0 0x350
-#define APIC_LVT_LINT1 0x360
-#define APIC_LVT_ERROR 0x370
-#define LVT_MASKED (1u << 16)
-#define LVT_EXTINT (7u << 8)
-#define LVT_NMI (4u << 8)
-#define SVR_ENABLE (1u << 8)
-#define SPURIOUS_VEC 0xff
 
 /* Vectors. */
 #define VEC_PIC_MASTER 0x20	/* 0x20-0x27 */
@@ -146,21 +110,6 @@ static volatile unsigned int unexpected_irqs, last_unexpected;
 #define VEC_TESTDEV_EDGE 0x41
 #define VEC_TESTDEV_LEVEL 0x42
 #define VEC_PROBE 0x43
-
-static uint32_t apic_read(uint32_t reg)
-{
-	return mmio_read32(APIC_BASE + reg);
-}
-
-static void apic_write(uint32_t reg, uint32_t v)
-{
-	mmio_write32(APIC_BASE + reg, v);
-}
-
-static void apic_eoi(void)
-{
-	apic_write(APIC_EOI, 0);
-}
 
 static void pc_dispatch(struct frame *f)
 {
@@ -193,33 +142,6 @@ static void pc_dispatch(struct frame *f)
 #define PIT_HZ 1193182ull
 #define PM_HZ 3579545ull
 
-static uint64_t tsc_khz;
-
-static uint64_t us_to_tsc(uint64_t us)
-{
-	return us * tsc_khz / 1000;
-}
-
-static void delay_us(uint64_t us)
-{
-	uint64_t end = rdtsc() + us_to_tsc(us);
-
-	while (rdtsc() < end)
-		asm volatile("pause" ::: "memory");
-}
-
-/* Spins with interrupts as they are until *v reaches target or us pass. */
-static bool wait_count(volatile unsigned int *v, unsigned int target, uint64_t us)
-{
-	uint64_t end = rdtsc() + us_to_tsc(us);
-
-	while (*v < target) {
-		if (rdtsc() > end)
-			return false;
-		asm volatile("pause" ::: "memory");
-	}
-	return true;
-}
 
 static bool within_pct(uint64_t a, uint64_t b, uint64_t pct)
 {
@@ -252,61 +174,24 @@ struct acpi_info {
 
 static struct acpi_info acpi;
 
-static uint8_t checksum(uint64_t pa, uint32_t len)
-{
-	uint8_t sum = 0;
-
-	for (uint32_t i = 0; i < len; i++)
-		sum += *(const uint8_t *)(pa + i);
-	return sum;
-}
-
-static uint32_t rd32(uint64_t pa)
-{
-	return *(const uint32_t *)pa;
-}
-
-static uint16_t rd16(uint64_t pa)
-{
-	return *(const uint16_t *)pa;
-}
-
-static uint64_t rd64(uint64_t pa)
-{
-	return *(const uint64_t *)pa;
-}
-
-static bool sig_is(uint64_t pa, const char *sig)
-{
-	for (int i = 0; i < 4; i++)
-		if (*(const char *)(pa + i) != sig[i])
-			return false;
-	return true;
-}
-
 static void parse_madt(uint64_t madt)
 {
-	uint32_t len = rd32(madt + 4);
+	for (uint64_t p = madt_next(madt, 0); p; p = madt_next(madt, p)) {
+		uint8_t type = *(uint8_t *)p;
 
-	for (uint64_t p = madt + 44; p + 2 <= madt + len;) {
-		uint8_t type = *(uint8_t *)p, elen = *(uint8_t *)(p + 1);
-
-		if (elen < 2)
-			break;
-		if (type == 0 && (rd32(p + 4) & 1))
+		if (type == MADT_LAPIC && (rd32(p + 4) & MADT_LAPIC_ENABLED))
 			acpi.lapics++;
-		if (type == 1) {
+		if (type == MADT_IOAPIC) {
 			if (!acpi.ioapics)
 				acpi.ioapic_addr = rd32(p + 4);
 			acpi.ioapics++;
 		}
-		if (type == 2 && *(uint8_t *)(p + 3) < 16) {
+		if (type == MADT_OVERRIDE && *(uint8_t *)(p + 3) < 16) {
 			uint8_t src = *(uint8_t *)(p + 3);
 
 			acpi.irq_gsi[src] = rd32(p + 4);
 			acpi.irq_flags[src] = rd16(p + 8);
 		}
-		p += elen;
 	}
 }
 
@@ -333,45 +218,40 @@ static void parse_fadt(uint64_t fadt)
 static void check_acpi_walk(void)
 {
 	const char *name = "acpi-walk";
-	uint64_t rsdp = 0, root;
+	uint64_t rsdp, root;
 	unsigned int entry_size, n, bad_sum = 0, tables = 0;
 	char bad_sig[5] = "";
 
-	for (uint64_t pa = 0xe0000; pa < 0x100000; pa += 16) {
-		if (sig_is(pa, "RSD ") && sig_is(pa + 4, "PTR ") && checksum(pa, 20) == 0) {
-			rsdp = pa;
-			break;
-		}
-	}
 	for (int i = 0; i < 16; i++)
 		acpi.irq_gsi[i] = (uint32_t)i;
+	rsdp = acpi_find_rsdp();
 	if (!rsdp) {
-		fail(name, "no RSDP with a valid checksum in 0xE0000-0xFFFFF");
+		fail(name, "no RSDP with a valid checksum in the EBDA or 0xE0000-0xFFFFF");
 		return;
 	}
 	acpi.rsdp_found = true;
 	acpi.rsdp = rsdp;
 	acpi.revision = *(uint8_t *)(rsdp + 15);
-	if (acpi.revision >= 2 && checksum(rsdp, rd32(rsdp + 20)) != 0) {
+	if (acpi.revision >= 2 && acpi_checksum(rsdp, rd32(rsdp + 20)) != 0) {
 		fail(name, "RSDP revision %u: the extended checksum is wrong", acpi.revision);
 		return;
 	}
 	if (acpi.revision >= 2 && rd64(rsdp + 24)) {
 		root = rd64(rsdp + 24);
 		entry_size = 8;
-		if (!sig_is(root, "XSDT")) {
+		if (!acpi_sig_is(root, "XSDT")) {
 			fail(name, "XSDT at 0x%lx has no XSDT signature", root);
 			return;
 		}
 	} else {
 		root = rd32(rsdp + 16);
 		entry_size = 4;
-		if (!sig_is(root, "RSDT")) {
+		if (!acpi_sig_is(root, "RSDT")) {
 			fail(name, "RSDT at 0x%lx has no RSDT signature", root);
 			return;
 		}
 	}
-	if (checksum(root, rd32(root + 4))) {
+	if (acpi_checksum(root, rd32(root + 4))) {
 		fail(name, "%s checksum", entry_size == 8 ? "XSDT" : "RSDT");
 		return;
 	}
@@ -384,12 +264,12 @@ static void check_acpi_walk(void)
 		printf(" %c%c%c%c", *(char *)t, *(char *)(t + 1), *(char *)(t + 2),
 		       *(char *)(t + 3));
 		tables++;
-		if (checksum(t, rd32(t + 4)) && !bad_sum++)
+		if (acpi_checksum(t, rd32(t + 4)) && !bad_sum++)
 			for (int j = 0; j < 4; j++)
 				bad_sig[j] = *(char *)(t + j);
-		if (sig_is(t, "APIC") && !acpi.madt)
+		if (acpi_sig_is(t, "APIC") && !acpi.madt)
 			acpi.madt = t;
-		if (sig_is(t, "FACP") && !acpi.fadt)
+		if (acpi_sig_is(t, "FACP") && !acpi.fadt)
 			acpi.fadt = t;
 	}
 	printf("\n");
@@ -397,10 +277,10 @@ static void check_acpi_walk(void)
 		parse_fadt(acpi.fadt);
 		if (acpi.dsdt) {
 			tables++;
-			if (!sig_is(acpi.dsdt, "DSDT"))
+			if (!acpi_sig_is(acpi.dsdt, "DSDT"))
 				bad_sum++, bad_sig[0] = 'D', bad_sig[1] = 's', bad_sig[2] = 'i',
 					   bad_sig[3] = 'g';
-			else if (checksum(acpi.dsdt, rd32(acpi.dsdt + 4)) && !bad_sum++)
+			else if (acpi_checksum(acpi.dsdt, rd32(acpi.dsdt + 4)) && !bad_sum++)
 				bad_sig[0] = 'D', bad_sig[1] = 'S', bad_sig[2] = 'D', bad_sig[3] = 'T';
 		}
 		printf("info: FADT revision %u length %u: PM timer 0x%x%s, PM1a_CNT 0x%x, reset "
@@ -441,7 +321,7 @@ static int s5_slp_typ(void)
 	uint64_t d = acpi.dsdt;
 	uint32_t len;
 
-	if (!d || !sig_is(d, "DSDT"))
+	if (!d || !acpi_sig_is(d, "DSDT"))
 		return -1;
 	len = rd32(d + 4);
 	for (uint64_t p = d + 36; p + 8 < d + len; p++) {
@@ -1438,7 +1318,7 @@ int main(const struct mb1_info *mbi)
 	/* The 8259s masked: nothing reaches us but what a check routes. */
 	outb(0x21, 0xff);
 	outb(0xa1, 0xff);
-	set_uncached(APIC_BASE);
+	set_uncached(APIC_DEFAULT);
 	set_uncached(IOAPIC_BASE);
 	apic_write(APIC_SVR, SVR_ENABLE | SPURIOUS_VEC);
 	apic_write(APIC_LVT_TIMER, LVT_MASKED);

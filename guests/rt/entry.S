@@ -26,6 +26,8 @@
 #define CR0_MP (1 << 1)
 #define CR0_EM (1 << 2)
 #define CR0_NE (1 << 5)
+#define CR0_NW (1 << 29)
+#define CR0_CD (1 << 30)
 #define CR0_PG (1 << 31)
 #define CR4_PAE (1 << 5)
 #define CR4_OSFXSR (1 << 9)
@@ -101,19 +103,29 @@ _start:
 	cmp $2048, %ecx
 	jne 2b
 
+	mov $rt_pml4, %eax
+	mov $bsp_long_mode, %esi
+	jmp rt_long_mode
+
+/* Every CPU's way into long mode, from protected mode with paging off (the
+ * APs come from ap_boot.S): the page tables at EAX, the runtime's GDT, then
+ * 64-bit code at ESI with the data segments loaded. */
+	.globl rt_long_mode
+rt_long_mode:
+	mov %eax, %edx
 	mov %cr4, %eax
 	or $(CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT), %eax
 	mov %eax, %cr4
-	mov $rt_pml4, %eax
-	mov %eax, %cr3
+	mov %edx, %cr3
 	mov $MSR_EFER, %ecx
 	rdmsr
 	or $EFER_LME, %eax
 	wrmsr
 	/* CR0.MP and NE with EM clear: compiler-generated SSE and x87 code runs
-	 * natively, and their exceptions are reported as exceptions. */
+	 * natively, and their exceptions are reported as exceptions. INIT
+	 * leaves an AP with its caches off (CD, NW). */
 	mov %cr0, %eax
-	and $~CR0_EM, %eax
+	and $~(CR0_EM | CR0_NW | CR0_CD), %eax
 	or $(CR0_PE | CR0_MP | CR0_NE | CR0_PG), %eax
 	mov %eax, %cr0
 
@@ -137,6 +149,10 @@ long_mode:
 	xor %ax, %ax
 	mov %ax, %fs
 	mov %ax, %gs
+	mov %esi, %esi
+	jmp *%rsi
+
+bsp_long_mode:
 	mov $rt_stack_top, %rsp
 	mov %ebp, %edi
 	xor %ebp, %ebp			/* end of the frame-pointer chain */
@@ -151,6 +167,7 @@ rt_gdt:
 	.quad 0
 	.quad 0x00af9a000000ffff	/* 0x08: 64-bit code */
 	.quad 0x00cf92000000ffff	/* 0x10: data */
+	.quad 0x00cf9a000000ffff	/* 0x18: 32-bit code, for the APs' way up */
 rt_gdt_end:
 rt_gdt_ptr:
 	.short rt_gdt_end - rt_gdt - 1

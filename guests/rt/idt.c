@@ -22,9 +22,15 @@ void rt_interrupt(struct frame *f)
 	dispatcher(f);
 }
 
-void idt_install(void (*dispatch)(struct frame *f))
+void idt_load(void)
 {
 	struct table_pointer p = { sizeof(idt) - 1, (uint64_t)idt };
+
+	asm volatile("lidt %0" : : "m"(p));
+}
+
+void idt_install(void (*dispatch)(struct frame *f))
+{
 	uint16_t cs;
 
 	dispatcher = dispatch;
@@ -36,5 +42,5 @@ void idt_install(void (*dispatch)(struct frame *f))
 					    .type = GATE_INTERRUPT, .offset_mid = (uint16_t)(a >> 16),
 					    .offset_high = (uint32_t)(a >> 32) };
 	}
-	asm volatile("lidt %0" : : "m"(p));
+	idt_load();
 }

@@ -18,3 +18,5 @@ struct table_pointer {
 /* Load an IDT that sends every vector to dispatch (interrupt gates: IF is
  * clear in the dispatcher); changes to *frame are what IRET returns to. */
 void idt_install(void (*dispatch)(struct frame *f));
+/* Loads that IDT on this CPU (the APs, smp.c). */
+void idt_load(void);

@@ -21,13 +21,14 @@ class QemuError(Exception):
     """QEMU itself failed, for example refusing to load the kernel."""
 
 
-def run_bare(name, args="", mem="128M", timeout=60):
-    """Boot build/guests/NAME.elf with -append ARGS and return
+def run_bare(name, args="", mem="128M", timeout=60, cpus=1):
+    """Boot build/guests/NAME.elf with -append ARGS on CPUS CPUs and return
     (exit_status, output): the guest's exit status (or SHUTDOWN or TIMEOUT)
     and its serial output with "\\r\\n" turned into "\\n". Nothing precedes
     the guest's first line: SeaBIOS does not print on the serial port."""
     kernel = os.path.join(GUESTS, name + ".elf")
     cmd = ["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", mem,
+           "-smp", str(cpus),
            "-display", "none", "-serial", "stdio", "-monitor", "none",
            "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
            "-kernel", kernel, "-append", args]
