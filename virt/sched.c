@@ -1,7 +1,7 @@
 /* vCPUs on host CPUs (sched.h). Each CPU that holds vCPUs of the running VM
  * runs them in turn, a slice each: a slice ends at every host interrupt
- * exit (sprig's 1 kHz tick, or a kick) and when its vCPU halts, so vCPUs
- * sharing a CPU get it round-robin at least once a millisecond each. The
+ * exit (sprig's 1 kHz tick, or a kick), when its vCPU halts, and after a
+ * millisecond by the TSC, so vCPUs sharing a CPU get it round-robin. The
  * console CPU (CPU 0) runs its own share the same way, or only watches:
  * Ctrl-C, the deadline and the VM's on_watch hook. */
 #include "virt/sched.h"
@@ -12,6 +12,7 @@
 #include "virt/vcpu_run.h"
 
 #define CONSOLE_CPU 0
+#define SLICE_MS 1 /* at most, as long as the tick's period */
 
 bool vm_remote_flush = true;
 
@@ -168,8 +169,12 @@ static void cpu_loop(struct sched_cpu *c)
 				loaded = v;
 			}
 			c->current = v;
-			vcpu_run_slice(v);
+			vcpu_run_slice(v, rdtsc() + tsc_khz() * SLICE_MS);
 			c->current = NULL;
+			/* Let sprig's own interrupts (the tick, a kick) in. */
+			sti();
+			__asm__ volatile("nop");
+			cli();
 		}
 		if (console)
 			console_watch(vm);

@@ -243,12 +243,12 @@ static bool enter(struct vcpu *v, struct vexit *e)
 	return true;
 }
 
-void vcpu_run_slice(struct vcpu *v)
+void vcpu_run_slice(struct vcpu *v, uint64_t end)
 {
 	struct vm *vm = v->vm;
 	struct vexit e;
 
-	while (vm_running(vm)) {
+	while (vm_running(vm) && rdtsc() < end) {
 		/* The guest's clock, once for the timers of this round. */
 		uint64_t now = guest_tsc(v);
 		bool ready;
@@ -278,13 +278,7 @@ void vcpu_run_slice(struct vcpu *v)
 			v->regs.rip += e.insn_len;
 		if (vm->on_exit && vm_running(vm))
 			vm->on_exit(vm, &e, vm->on_exit_ctx);
-		if (e.kind == VEXIT_INTR) {
-			/* Let sprig's own interrupts (the timer, a kick) in;
-			 * then the CPU may go to another vCPU. */
-			sti();
-			__asm__ volatile("nop");
-			cli();
-			return;
-		}
+		if (e.kind == VEXIT_INTR)
+			return; /* the tick or a kick: the CPU takes it, then maybe another vCPU */
 	}
 }

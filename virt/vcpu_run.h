@@ -8,9 +8,11 @@
  * the control block need not be loaded. */
 bool vcpu_wants_cpu(struct vcpu *v);
 /* Run v, loaded on this CPU, interrupts off, until the VM stops, v halts or
- * waits for a SIPI, or a host interrupt (the tick, a kick) makes it exit:
- * then another vCPU may have the CPU. */
-void vcpu_run_slice(struct vcpu *v);
+ * waits for a SIPI, a host interrupt (the tick, a kick) makes it exit, or
+ * the TSC reaches end: then another vCPU may have the CPU. The clock is
+ * read after every exit: an emulator may never deliver a host interrupt
+ * to a guest that exits without pause (Bochs' VMX does not). */
+void vcpu_run_slice(struct vcpu *v, uint64_t end);
 /* Make the host timer come by v's next guest timer or chipset event (its
  * sleep must end then). Under the VM's lock. */
 void vcpu_arm_host_timer(struct vcpu *v);

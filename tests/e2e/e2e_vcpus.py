@@ -1,4 +1,5 @@
-"""Multi-vCPU VMs on a one-CPU sprig (QEMU, AMD SVM): every vCPU shares CPU 0.
+"""Multi-vCPU VMs on a one-CPU sprig (QEMU, AMD SVM; Bochs, Intel VMX with
+unrestricted guest, where the APs start in real mode): every vCPU shares CPU 0.
 The smp guest (guests/smp/) starts its APs with INIT and SIPI from the MADT,
 runs work on each and sends IPIs between them; under sprig with vcpus=2 and 4
 it must pass what it passes bare under `qemu -smp N`
@@ -9,9 +10,9 @@ import os
 import re
 
 from e2e_smp_guest import check_run
-from machine import GUESTS_DIR, PROMPT, Machine, make_iso, scenario_main
+from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
 
-SCENARIOS = ["vcpus_svm"]
+SCENARIOS = ["vcpus_svm", "vcpus_vmx"]
 
 STATUS = re.compile(r"vm (\S+) exited: status (\d+)")
 
@@ -76,6 +77,21 @@ def vcpus_svm(check):
         check("svm/snapshot-refused", "has 2 vCPUs" in out, out)
         out = m.command("version")
         check("svm/sprig-goes-on", "sprig " in out, out)
+    finally:
+        m.close()
+
+
+def vcpus_vmx(check):
+    m = BochsConsole(make_iso("vcpus-vmx", "", [os.path.join(GUESTS_DIR, "smp.elf")]))
+    try:
+        m.expect(PROMPT, timeout=240)
+        out = m.command("vm create s2 smp vcpus=2 -- cpus=2", timeout=60)
+        check("vmx/vcpus2-created", "vm s2 created" in out, out)
+        out = m.command("vm run s2 timeout=200", timeout=420)
+        st = STATUS.search(out)
+        guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
+                          if line.startswith("[s2] "))
+        check_run(check, "vmx/vcpus2", int(st.group(2)) if st else None, guest, 2)
     finally:
         m.close()
 
