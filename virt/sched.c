@@ -8,6 +8,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
+#include "virt/fpu.h"
 #include "virt/shell.h"
 #include "virt/vcpu_run.h"
 
@@ -146,6 +147,14 @@ static struct vcpu *pick(struct sched_cpu *c)
 	return v;
 }
 
+/* This CPU stops running v: its control block and FPU state go where
+ * another CPU (or the console) can take them. */
+static void cpu_leaves(struct vcpu *v)
+{
+	fpu_vcpu_put(v);
+	vcpu_put(v);
+}
+
 /* A CPU's loop over its share, interrupts off, until the VM stops. */
 static void cpu_loop(struct sched_cpu *c)
 {
@@ -164,7 +173,7 @@ static void cpu_loop(struct sched_cpu *c)
 		} else {
 			if (v != loaded) {
 				if (loaded)
-					vcpu_put(loaded);
+					cpu_leaves(loaded);
 				vcpu_load(v);
 				loaded = v;
 			}
@@ -180,7 +189,7 @@ static void cpu_loop(struct sched_cpu *c)
 			console_watch(vm);
 	}
 	if (loaded)
-		vcpu_put(loaded);
+		cpu_leaves(loaded);
 	sti();
 }
 

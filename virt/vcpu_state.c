@@ -41,7 +41,6 @@ bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t err
 	st->uart = vm->uart;
 	st->lost = vm->lost;
 	lapic_state_save(&v->apic, &st->apic);
-	fpu_vcpu_sync(v);
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave, v->xsave, xsave_bytes);
 	return true;

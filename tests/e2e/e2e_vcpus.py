@@ -75,6 +75,13 @@ def vcpus_svm(check):
         out = m.command("vm create sn smp vcpus=2 -- cpus=2")
         out = m.command("vm snapshot sn img")
         check("svm/snapshot-refused", "has 2 vCPUs" in out, out)
+        # The remote flush's debug switch is listed and set like the others.
+        out = m.command("mmu")
+        check("svm/remote-flush-listed", re.search(r"remote_flush=on\s", out) is not None, out)
+        out = m.command("mmu remote_flush=off")
+        out = m.command("mmu")
+        check("svm/remote-flush-off", re.search(r"remote_flush=off\s", out) is not None, out)
+        m.command("mmu remote_flush=on")
         out = m.command("version")
         check("svm/sprig-goes-on", "sprig " in out, out)
     finally:
