@@ -410,9 +410,43 @@ static uint64_t svm_guest_cr4(struct vcpu *v)
 	return ((struct svm_vcpu *)v->arch)->vmcb->save.cr4;
 }
 
-static void svm_flush_tlb(void *vcpu)
+/* INIT (APM vol. 2, table 14-1, as KVM's init_vmcb): real mode at F000:FFF0
+ * with CS base FFFF0000, 64 KiB segments, CR0 CD NW ET; EFER keeps only the
+ * SVME that VMRUN needs. The MSRs the VMCB holds keep their values. */
+static void svm_init_state(struct vcpu *v)
 {
-	((struct vcpu *)vcpu)->flush_pending = true;
+	struct svm_vcpu *sv = v->arch;
+	struct vmcb_save *s = &sv->vmcb->save;
+
+	set_segment(&s->cs, 0xf000, 0x09b, 0xffff);
+	s->cs.base = 0xffff0000;
+	set_segment(&s->ds, 0, 0x093, 0xffff);
+	set_segment(&s->es, 0, 0x093, 0xffff);
+	set_segment(&s->ss, 0, 0x093, 0xffff);
+	set_segment(&s->fs, 0, 0x093, 0xffff);
+	set_segment(&s->gs, 0, 0x093, 0xffff);
+	set_segment(&s->gdtr, 0, 0, 0xffff);
+	set_segment(&s->idtr, 0, 0, 0xffff);
+	set_segment(&s->ldtr, 0, 0x082, 0xffff);
+	set_segment(&s->tr, 0, 0x083, 0xffff);
+	s->cpl = 0;
+	s->efer = EFER_SVME;
+	s->cr0 = CR0_CD | CR0_NW | CR0_ET;
+	s->cr2 = s->cr3 = s->cr4 = 0;
+	s->dr6 = 0xffff0ff0;
+	s->dr7 = 0x400;
+	sv->vmcb->control.event_inject = 0;
+	sv->vmcb->control.int_state = 0;
+	sv->vmcb->control.int_ctl &= ~(uint64_t)INT_CTL_V_IRQ;
+	sv->nmi_blocked = sv->iret_pending = false;
+}
+
+static void svm_sipi(struct vcpu *v, uint8_t vector)
+{
+	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
+
+	s->cs.selector = (uint16_t)(vector << 8);
+	s->cs.base = (uint64_t)vector << 12;
 }
 
 static void svm_dump(struct vcpu *v)
@@ -499,7 +533,8 @@ const struct virt_backend svm_backend = {
 	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,
 	.guest_cr4 = svm_guest_cr4,
-	.flush_tlb = svm_flush_tlb,
+	.init_state = svm_init_state,
+	.sipi = svm_sipi,
 	.dump = svm_dump,
 	.state_save = svm_state_save,
 	.state_load = svm_state_load,

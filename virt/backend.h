@@ -6,6 +6,7 @@
 #pragma once
 #include "mm/split.h"
 #include "virt/guest_mode.h"
+#include "virt/kick.h"
 #include "virt/lapic.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -132,8 +133,20 @@ struct virt_backend {
 	uint64_t (*guest_cr0)(struct vcpu *v);
 	/* CR4 as the guest sees it (CPUID's OSXSAVE bit reflects it). */
 	uint64_t (*guest_cr4)(struct vcpu *v);
-	/* Flush the guest's TLB entries before the next entry (MMU callback). */
-	void (*flush_tlb)(void *vcpu);
+	/* Make the vCPU's control block usable on this CPU, and let it go
+	 * again: around each CPU's run of the vCPU and around every access
+	 * from another CPU (state save and load, dumps). VMX: VMPTRLD, and
+	 * VMCLEAR before another CPU may load it (SDM vol. 3C, 24.1, 24.11).
+	 * NULL when any CPU may use it between runs (SVM's VMCB). */
+	void (*vcpu_load)(struct vcpu *v);
+	void (*vcpu_put)(struct vcpu *v);
+	/* INIT (SDM vol. 3A, table 9-1; APM vol. 2, 14.1.3): the control
+	 * block's state after it, real mode at CS F000 (base FFFF0000);
+	 * virt/ sets the registers of struct vcpu_regs. */
+	void (*init_state)(struct vcpu *v);
+	/* A start-up IPI to a vCPU in the INIT state: CS = vector << 8, base
+	 * vector << 12 (virt/ sets RIP 0). */
+	void (*sipi)(struct vcpu *v, uint8_t vector);
 	/* Control registers, segments and exit state for a report. */
 	void (*dump)(struct vcpu *v);
 	/* The architectural guest state the backend holds (SVM: the VMCB save
@@ -152,9 +165,35 @@ struct virt_backend {
 };
 
 #define VCPU_ARCH_STATE_MAX 1024
+#define VCPU_IO_PORTS_TRACKED 8
+
+struct vcpu_port_count {
+	uint16_t port;
+	uint64_t count;
+};
+
+/* Counted at each exit by the vCPU's own CPU; `stats NAME` sums them. */
+struct vcpu_stats {
+	uint64_t exits;
+	uint64_t exits_by_kind[VEXIT_KINDS];
+	uint64_t hypercalls;
+	uint64_t io_other;    /* accesses to ports nothing emulates */
+	uint64_t msr_unknown; /* accesses to MSRs sprig does not offer: #GP */
+	uint64_t msr_refused; /* writes the MSR policy refused: #GP */
+	uint64_t irq_injected;      /* external interrupts injected */
+	uint64_t nmi_injected;
+	uint64_t events_requeued;   /* deliveries an exit interrupted, delivered again */
+	uint64_t irq_window_exits;  /* exits when an interrupt or NMI window opened */
+	uint64_t timer_late_max_ns; /* the latest a guest timer fired after its deadline */
+	uint64_t mmio_exits;        /* faults outside guest memory, emulated */
+	uint64_t mmio_unclaimed;    /* of them, accesses no device claims */
+	uint64_t decode_failures;   /* instructions at such faults sprig could not emulate */
+	struct vcpu_port_count io_ports[VCPU_IO_PORTS_TRACKED];
+};
 
 struct vcpu {
 	struct vm *vm;         /* virt/'s: the backends see only this file and the MMU */
+	unsigned index;        /* in its VM; also its APIC ID. vCPU 0 boots the kernel */
 	struct mmu *mmu;       /* its VM's: the root for the control block, guest reads */
 	struct vcpu_regs regs;
 	void *arch;            /* the backend's state: VMCB or VMCS and friends */
@@ -163,6 +202,10 @@ struct vcpu {
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
 	bool halted;           /* after HLT: waits for an interrupt */
+	bool wait_sipi;        /* after INIT: runs only once a start-up IPI arrives */
+	struct kick_sync kick; /* its entries, requests, and the host CPU it runs on */
+	uint64_t arrivals_kicked; /* its APIC's arrivals another CPU kicked it for */
+	struct vcpu_stats stats;
 	struct lapic apic;     /* its local APIC (virt/lapic.c) */
 	struct tdp_table_cache table_cache; /* page tables for its faults, filled before mmu_lock */
 };

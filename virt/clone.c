@@ -34,7 +34,7 @@ struct vm *vm_clone(struct vm *parent, const char *name, char *err, size_t errle
 		return NULL;
 	clone->restored_from = parent->restored_from;
 	if (at_clone_point)
-		parent->vcpu.regs.rax = vm_clone_number(clone);
+		parent->vcpus[0]->regs.rax = vm_clone_number(clone);
 	return clone;
 }
 

@@ -3,6 +3,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "virt/clone.h"
+#include "virt/cpu_list.h"
 #include "virt/kernel.h"
 #include "virt/shell.h"
 #include "virt/snapshot.h"
@@ -167,6 +168,20 @@ static int vm_create_cmd(int argc, char **argv)
 			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
 				return shell_usage_error("vm", "bad strict_mmio '%s' (on or off)", val);
 			a.strict_mmio = strcmp(val, "on") == 0;
+		} else if (strncmp(argv[i], "vcpus=", 6) == 0) {
+			uint64_t n, max = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
+
+			if (max > VM_VCPUS_MAX)
+				max = VM_VCPUS_MAX;
+			if (!parse_u64_in(val, 1, max, &n))
+				return shell_usage_error("vm", "bad vcpus '%s' (1 to %llu: %u per online "
+							 "CPU)", val, (unsigned long long)max,
+							 VM_VCPUS_PER_CPU);
+			a.vcpus = (unsigned)n;
+		} else if (strncmp(argv[i], "cpus=", 5) == 0) {
+			if (!(a.cpu_list_len = cpu_list_parse(val, CPU_MAX, a.cpu_list, CPU_MAX, err,
+							      sizeof(err))))
+				return shell_usage_error("vm", "%s", err);
 		} else if (strncmp(argv[i], "alias=", 6) == 0) {
 			if (a.aliases == VM_ALIASES_MAX || !parse_alias(val, &a.alias[a.aliases++]))
 				return shell_usage_error("vm", "bad alias '%s' (GPA:SIZE@TARGET_GPA, at "
@@ -189,10 +204,13 @@ static int vm_create_cmd(int argc, char **argv)
 		kprintf("vm: cannot create '%s': %s\n", a.name, err);
 		return 1;
 	}
-	kprintf("vm %s created: %llu MiB %s memory, kernel '%s'\n", a.name,
+	kprintf("vm %s created: %llu MiB %s memory, kernel '%s'", a.name,
 		(unsigned long long)(a.mem_bytes >> 20),
 		a.backing == BACKING_EAGER ? "eager" : a.backing == BACKING_LAZY ? "lazy" : "restore",
 		argv[3]);
+	if (a.vcpus > 1)
+		kprintf(", %u vCPUs", a.vcpus);
+	kprintf("\n");
 	return 0;
 }
 
@@ -281,10 +299,14 @@ static int vm_list_cmd(void)
 
 	if (!vm)
 		kprintf("no VMs\n");
-	for (; vm; vm = vm_next(vm))
+	for (; vm; vm = vm_next(vm)) {
+		uint64_t exits = 0;
+
+		for (unsigned i = 0; i < vm->nr_vcpus; i++)
+			exits += vm->vcpus[i]->stats.exits;
 		kprintf("%-16s %-8s %6llu MiB  exits %llu\n", vm->name, vm_state_names[vm->state],
-			(unsigned long long)(vm->mem_bytes >> 20),
-			(unsigned long long)vm->stats.exits);
+			(unsigned long long)(vm->mem_bytes >> 20), (unsigned long long)exits);
+	}
 	return 0;
 }
 
@@ -405,33 +427,79 @@ static int cmd_vm(int argc, char **argv)
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [mem=SIZE] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create NAME MODULE [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images");
+
+/* The vCPUs' counters summed (maxima: the largest), their port tallies merged. */
+static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		const struct vcpu_stats *s = &vm->vcpus[i]->stats;
+
+		t->exits += s->exits;
+		for (int k = 0; k < VEXIT_KINDS; k++)
+			t->exits_by_kind[k] += s->exits_by_kind[k];
+		t->hypercalls += s->hypercalls;
+		t->io_other += s->io_other;
+		t->msr_unknown += s->msr_unknown;
+		t->msr_refused += s->msr_refused;
+		t->irq_injected += s->irq_injected;
+		t->nmi_injected += s->nmi_injected;
+		t->events_requeued += s->events_requeued;
+		t->irq_window_exits += s->irq_window_exits;
+		if (s->timer_late_max_ns > t->timer_late_max_ns)
+			t->timer_late_max_ns = s->timer_late_max_ns;
+		t->mmio_exits += s->mmio_exits;
+		t->mmio_unclaimed += s->mmio_unclaimed;
+		t->decode_failures += s->decode_failures;
+		for (int p = 0; p < VCPU_IO_PORTS_TRACKED && s->io_ports[p].count; p++) {
+			int q = 0;
+
+			while (q < VCPU_IO_PORTS_TRACKED && t->io_ports[q].count &&
+			       t->io_ports[q].port != s->io_ports[p].port)
+				q++;
+			if (q == VCPU_IO_PORTS_TRACKED)
+				continue;
+			t->io_ports[q].port = s->io_ports[p].port;
+			t->io_ports[q].count += s->io_ports[p].count;
+		}
+	}
+}
 
 static void print_vm_stats(struct vm *vm)
 {
+	static struct vcpu_stats t;
+	uint64_t timer_fires = 0;
+
+	sum_vcpu_stats(vm, &t);
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		timer_fires += vm->vcpus[i]->apic.timer_fires;
 	kprintf("vm %s (%s)\n", vm->name, vm_state_names[vm->state]);
-	kprintf("  %-26s %llu\n", "exits", (unsigned long long)vm->stats.exits);
+	kprintf("  %-26s %llu\n", "exits", (unsigned long long)t.exits);
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		kprintf("  vcpu%u_exits%-*s %llu\n", i, i < 10 ? 15 : i < 100 ? 14 : 13, "",
+			(unsigned long long)vm->vcpus[i]->stats.exits);
 	for (int k = 0; k < VEXIT_KINDS; k++)
-		if (vm->stats.exits_by_kind[k])
+		if (t.exits_by_kind[k])
 			kprintf("  exits_%-20s %llu\n", vexit_kind_names[k],
-				(unsigned long long)vm->stats.exits_by_kind[k]);
-	kprintf("  %-26s %llu\n", "hypercalls", (unsigned long long)vm->stats.hypercalls);
-	kprintf("  %-26s %llu\n", "io_other", (unsigned long long)vm->stats.io_other);
-	for (int i = 0; i < VM_IO_PORTS_TRACKED && vm->stats.io_ports[i].count; i++)
-		kprintf("  io_port_0x%-15x %llu\n", vm->stats.io_ports[i].port,
-			(unsigned long long)vm->stats.io_ports[i].count);
-	kprintf("  %-26s %llu\n", "msr_unknown", (unsigned long long)vm->stats.msr_unknown);
-	kprintf("  %-26s %llu\n", "msr_refused", (unsigned long long)vm->stats.msr_refused);
-	kprintf("  %-26s %llu\n", "irq_injected", (unsigned long long)vm->stats.irq_injected);
-	kprintf("  %-26s %llu\n", "nmi_injected", (unsigned long long)vm->stats.nmi_injected);
-	kprintf("  %-26s %llu\n", "events_requeued", (unsigned long long)vm->stats.events_requeued);
-	kprintf("  %-26s %llu\n", "irq_window_exits", (unsigned long long)vm->stats.irq_window_exits);
-	kprintf("  %-26s %llu\n", "timer_fires", (unsigned long long)vm->vcpu.apic.timer_fires);
-	kprintf("  %-26s %llu\n", "timer_late_max_ns", (unsigned long long)vm->stats.timer_late_max_ns);
-	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)vm->stats.mmio_exits);
-	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)vm->stats.mmio_unclaimed);
-	kprintf("  %-26s %llu\n", "decode_failures", (unsigned long long)vm->stats.decode_failures);
+				(unsigned long long)t.exits_by_kind[k]);
+	kprintf("  %-26s %llu\n", "hypercalls", (unsigned long long)t.hypercalls);
+	kprintf("  %-26s %llu\n", "io_other", (unsigned long long)t.io_other);
+	for (int i = 0; i < VCPU_IO_PORTS_TRACKED && t.io_ports[i].count; i++)
+		kprintf("  io_port_0x%-15x %llu\n", t.io_ports[i].port,
+			(unsigned long long)t.io_ports[i].count);
+	kprintf("  %-26s %llu\n", "msr_unknown", (unsigned long long)t.msr_unknown);
+	kprintf("  %-26s %llu\n", "msr_refused", (unsigned long long)t.msr_refused);
+	kprintf("  %-26s %llu\n", "irq_injected", (unsigned long long)t.irq_injected);
+	kprintf("  %-26s %llu\n", "nmi_injected", (unsigned long long)t.nmi_injected);
+	kprintf("  %-26s %llu\n", "events_requeued", (unsigned long long)t.events_requeued);
+	kprintf("  %-26s %llu\n", "irq_window_exits", (unsigned long long)t.irq_window_exits);
+	kprintf("  %-26s %llu\n", "timer_fires", (unsigned long long)timer_fires);
+	kprintf("  %-26s %llu\n", "timer_late_max_ns", (unsigned long long)t.timer_late_max_ns);
+	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)t.mmio_exits);
+	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)t.mmio_unclaimed);
+	kprintf("  %-26s %llu\n", "decode_failures", (unsigned long long)t.decode_failures);
 	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);
 }

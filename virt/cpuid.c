@@ -31,7 +31,7 @@ bool emulate_cpuid(struct vcpu *v)
 		.guest_xcr0 = v->xcr0,
 		.guest_cr4 = backend->guest_cr4(v),
 		.apic_id = v->apic.initial_id,
-		.vcpu_count = 1, /* one vCPU per VM (struct vm.vcpu) */
+		.vcpu_count = v->vm->nr_vcpus,
 		.hv_signature = SPRIG_CPUID_SIGNATURE,
 	};
 	struct cpuid_leaf r;

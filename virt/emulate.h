@@ -15,10 +15,10 @@ bool emulate_cpuid(struct vcpu *v);
 uint64_t guest_tsc(const struct vcpu *v);
 bool emulate_rdmsr(struct vcpu *v);
 bool emulate_wrmsr(struct vcpu *v);
-bool emulate_io(struct vm *vm, const struct vexit *e);
-bool emulate_hypercall(struct vm *vm);
+bool emulate_io(struct vcpu *v, const struct vexit *e);
+bool emulate_hypercall(struct vcpu *v);
 /* A byte the guest sends through COM1: the console prints it by lines,
- * prefixed with the VM's name. */
+ * prefixed with the VM's name. Under the VM's lock. */
 void uart_transmit(struct vm *vm, uint8_t c);
 /* Print what the guest left in its COM1 line buffer. */
 void uart_flush_line(struct vm *vm);

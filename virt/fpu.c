@@ -2,6 +2,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
+#include "arch/x86/smp.h"
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "virt/state_check.h"
@@ -15,7 +16,7 @@
 static bool use_xsave;
 static uint32_t mxcsr_mask;      /* what FXSAVE reports; 0 there means 0xffbf */
 static uint64_t host_xcr0;       /* every component guests may use: set while sprig runs */
-static struct vcpu *fpu_owner;   /* whose state is in the registers */
+static struct vcpu *fpu_owner[CPU_MAX]; /* per CPU: whose state is in its registers */
 
 static inline void xsetbv(uint32_t index, uint64_t value)
 {
@@ -117,10 +118,14 @@ uint32_t fpu_vcpu_area_bytes(void)
 	return use_xsave ? fpu_xsave_size(host_xcr0) : FXSAVE_SIZE;
 }
 
-void fpu_vcpu_sync(struct vcpu *v)
+void fpu_vcpu_put(struct vcpu *v)
 {
-	if (fpu_owner == v)
+	struct vcpu **owner = &fpu_owner[this_cpu_id()];
+
+	if (*owner == v) {
 		fpu_save(v->xsave);
+		*owner = NULL;
+	}
 }
 
 int fpu_vcpu_init(struct vcpu *v)
@@ -142,8 +147,9 @@ int fpu_vcpu_init(struct vcpu *v)
 
 void fpu_vcpu_free(struct vcpu *v)
 {
-	if (fpu_owner == v)
-		fpu_owner = NULL;
+	for (unsigned c = 0; c < CPU_MAX; c++)
+		if (fpu_owner[c] == v)
+			fpu_owner[c] = NULL;
 	if (v->xsave) {
 		frame_free(va_to_pa(v->xsave), fpu_vcpu_area_bytes() > PAGE_SIZE ? 1 : 0);
 	}
@@ -152,11 +158,13 @@ void fpu_vcpu_free(struct vcpu *v)
 
 void fpu_enter(struct vcpu *v)
 {
-	if (fpu_owner != v) {
-		if (fpu_owner)
-			fpu_save(fpu_owner->xsave);
+	struct vcpu **owner = &fpu_owner[this_cpu_id()];
+
+	if (*owner != v) {
+		if (*owner)
+			fpu_save((*owner)->xsave);
 		fpu_restore(v->xsave);
-		fpu_owner = v;
+		*owner = v;
 	}
 	if (use_xsave && v->xcr0 != host_xcr0)
 		xsetbv(0, v->xcr0);

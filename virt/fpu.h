@@ -1,6 +1,8 @@
 /* Guest FPU, SSE and AVX state. sprig itself is built with general registers
- * only, so the live FPU state always belongs to the last guest that ran: it is
- * saved and another vCPU's restored only when a different vCPU enters. */
+ * only, so a CPU's live FPU state belongs to the last vCPU that ran there: it
+ * is saved and another vCPU's restored only when a different vCPU enters, or
+ * when the CPU stops running the vCPU (fpu_vcpu_put), so that another CPU
+ * may run it and snapshots read it. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,10 +26,11 @@ bool fpu_has_xsave(void);
 /* A vCPU's area, in the initial state (FCW 0x37f, MXCSR 0x1f80). 0 or -1. */
 int fpu_vcpu_init(struct vcpu *v);
 void fpu_vcpu_free(struct vcpu *v);
-/* Bytes of a vCPU's area, and the area brought up to date with the registers
- * (the state stays live in them until another vCPU enters): for snapshots. */
+/* Bytes of a vCPU's area. */
 uint32_t fpu_vcpu_area_bytes(void);
-void fpu_vcpu_sync(struct vcpu *v);
+/* This CPU stops running v: its state, if live here, goes to its area, which
+ * is then up to date for snapshots and for another CPU. */
+void fpu_vcpu_put(struct vcpu *v);
 /* Around each guest entry: make v's state live, and its XCR0. */
 void fpu_enter(struct vcpu *v);
 void fpu_exit(struct vcpu *v);

@@ -24,16 +24,22 @@ static uint64_t hc_balloon_release(struct vm *vm, uint64_t gpa, uint64_t len)
 	return 0;
 }
 
-static uint64_t hc_puts(struct vm *vm, uint64_t gpa, uint64_t len)
+/* The buffer is the VM's, used under its lock: vCPUs may print at once. */
+static uint64_t hc_puts(struct vcpu *v, uint64_t gpa, uint64_t len)
 {
 	static char buf[PUTS_MAX];
+	struct vm *vm = v->vm;
+	uint64_t ret = 0;
 
-	if (len > PUTS_MAX || !guest_range_ok(vm, gpa, len) ||
-	    mmu_read_guest(&vm->mmu, gpa, buf, len))
+	if (len > PUTS_MAX || !guest_range_ok(vm, gpa, len))
 		return (uint64_t)HC_EINVAL;
-	for (uint64_t i = 0; i < len; i++)
+	vm_lock(vm);
+	if (mmu_read_guest(&vm->mmu, gpa, buf, len))
+		ret = (uint64_t)HC_EINVAL;
+	for (uint64_t i = 0; !ret && i < len; i++)
 		uart_transmit(vm, (uint8_t)buf[i]);
-	return 0;
+	vm_unlock(vm, v);
+	return ret;
 }
 
 /* The arguments NUL-terminated, cut to len; returns their full length. */
@@ -52,11 +58,8 @@ static uint64_t hc_args(struct vm *vm, uint64_t gpa, uint64_t len)
 /* The guest needs the union of what it lost, not the history: a range that
  * overlaps or touches one not yet collected joins it, so that discarding the
  * same range again and again, or rolling across memory, takes one entry. */
-void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len)
+static void lost_add(struct vm_lost *l, uint64_t gpa, uint64_t len)
 {
-	struct vm_lost *l = &vm->lost;
-
-	mmu_discard(&vm->mmu, gpa, len);
 	for (unsigned i = 0; i < l->count; i++) {
 		struct hc_range *r = &l->range[i];
 		uint64_t end = gpa + len > r->gpa + r->len ? gpa + len : r->gpa + r->len;
@@ -73,8 +76,16 @@ void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len)
 		l->range[l->count++] = (struct hc_range){ gpa, len };
 }
 
+void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	mmu_discard(&vm->mmu, gpa, len);
+	vm_lock(vm);
+	lost_add(&vm->lost, gpa, len);
+	vm_unlock(vm, vm_current_vcpu());
+}
+
 /* The oldest ranges first, as many as fit; the rest wait for the next call. */
-static uint64_t hc_lost_ranges(struct vm *vm, uint64_t gpa, uint64_t max)
+static uint64_t take_lost_ranges(struct vm *vm, uint64_t gpa, uint64_t max)
 {
 	struct vm_lost *l = &vm->lost;
 	unsigned n = l->count < max ? l->count : (unsigned)max;
@@ -94,15 +105,26 @@ static uint64_t hc_lost_ranges(struct vm *vm, uint64_t gpa, uint64_t max)
 	return n;
 }
 
-bool emulate_hypercall(struct vm *vm)
+static uint64_t hc_lost_ranges(struct vcpu *v, uint64_t gpa, uint64_t max)
 {
-	struct vcpu_regs *r = &vm->vcpu.regs;
 	uint64_t ret;
 
-	vm->stats.hypercalls++;
+	vm_lock(v->vm);
+	ret = take_lost_ranges(v->vm, gpa, max);
+	vm_unlock(v->vm, v);
+	return ret;
+}
+
+bool emulate_hypercall(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	struct vcpu_regs *r = &v->regs;
+	uint64_t ret;
+
+	v->stats.hypercalls++;
 	/* As KVM: the guest's user programs may not exit it or give its
 	 * memory away; they get an error and nothing happens. */
-	if (backend->guest_cpl(&vm->vcpu) != 0) {
+	if (backend->guest_cpl(v) != 0) {
 		r->rax = (uint64_t)HC_EPERM;
 		return true;
 	}
@@ -123,10 +145,10 @@ bool emulate_hypercall(struct vm *vm)
 		ret = tsc_to_ns(rdtsc() - vm->created_tsc);
 		break;
 	case HC_PUTS:
-		ret = hc_puts(vm, r->rbx, r->rcx);
+		ret = hc_puts(v, r->rbx, r->rcx);
 		break;
 	case HC_LOST_RANGES:
-		ret = hc_lost_ranges(vm, r->rbx, r->rcx);
+		ret = hc_lost_ranges(v, r->rbx, r->rcx);
 		break;
 	case HC_SNAPSHOT_POINT:
 		vm_pause(vm, "snapshot point");

@@ -83,12 +83,12 @@ static void uart_write(struct vm *vm, unsigned reg, uint8_t val)
 	}
 }
 
-static void count_other_port(struct vm *vm, uint16_t port)
+static void count_other_port(struct vcpu *v, uint16_t port)
 {
-	struct vm_port_count *pc = vm->stats.io_ports;
+	struct vcpu_port_count *pc = v->stats.io_ports;
 
-	vm->stats.io_other++;
-	for (unsigned i = 0; i < VM_IO_PORTS_TRACKED; i++) {
+	v->stats.io_other++;
+	for (unsigned i = 0; i < VCPU_IO_PORTS_TRACKED; i++) {
 		if (pc[i].count && pc[i].port != port)
 			continue;
 		pc[i].port = port;
@@ -97,9 +97,9 @@ static void count_other_port(struct vm *vm, uint16_t port)
 	}
 }
 
-bool emulate_io(struct vm *vm, const struct vexit *e)
+bool emulate_io(struct vcpu *v, const struct vexit *e)
 {
-	struct vcpu *v = &vm->vcpu;
+	struct vm *vm = v->vm;
 	uint16_t port = e->io.port;
 	uint32_t mask = e->io.size == 4 ? 0xffffffffu : (1u << (8 * e->io.size)) - 1;
 	uint32_t val = 0xffffffffu;
@@ -108,22 +108,25 @@ bool emulate_io(struct vm *vm, const struct vexit *e)
 		vm_fail(vm, "string I/O (INS/OUTS) on port 0x%x is not emulated", port);
 		return false;
 	}
+	if (port == DEBUG_EXIT_PORT && !e->io.in) {
+		vm_exit(vm, (int)((uint32_t)v->regs.rax & mask));
+		return true;
+	}
+	vm_lock(vm);
 	if (port >= COM1_BASE && port < COM1_BASE + 8) {
 		if (e->io.in)
 			val = uart_read(vm, port - COM1_BASE);
 		else
 			uart_write(vm, port - COM1_BASE, (uint8_t)v->regs.rax);
-	} else if (port == DEBUG_EXIT_PORT && !e->io.in) {
-		vm_exit(vm, (int)((uint32_t)v->regs.rax & mask));
-		return true;
 	} else if (!e->io.in) {
 		uint32_t out = (uint32_t)v->regs.rax & mask;
 
 		if (!platform_io(vm, port, e->io.size, false, &out))
-			count_other_port(vm, port);
+			count_other_port(v, port);
 	} else if (!platform_io(vm, port, e->io.size, true, &val)) {
-		count_other_port(vm, port);
+		count_other_port(v, port);
 	}
+	vm_unlock(vm, v);
 	if (e->io.in)
 		v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | (val & mask);
 	return true;

@@ -152,6 +152,7 @@ void lapic_set_irq(struct lapic *a, uint8_t vector, bool level)
 		return;
 	}
 	accept_fixed(a, vector, level);
+	a->arrivals++;
 }
 
 int lapic_pending_irq(const struct lapic *a)

@@ -31,7 +31,7 @@
 
 #define LAPIC_DEFAULT_BASE 0xfee00000ull
 #define LAPIC_BUS_HZ 1000000000ull /* the APIC timer's input clock (before the divider), as KVM's: 1 GHz */
-#define LAPIC_BUS_MAX 64           /* APICs one VM can have (SMP comes later) */
+#define LAPIC_BUS_MAX 64           /* APICs one VM can have */
 
 /* IA32_APIC_BASE (MSR 0x1b) bits */
 #define LAPIC_BASE_BSP (1ull << 8)
@@ -134,10 +134,13 @@ struct lapic {
 	struct lapic_bus *bus; /* set by lapic_init; may be NULL (then only self-delivery works) */
 	uint64_t tsc_khz;      /* guest TSC rate: converts bus ticks <-> TSC */
 	bool nmi_pending;      /* an NMI was sent to this CPU and not yet injected */
-	bool init_pending;     /* for SMP, recorded only */
+	bool init_pending;     /* taken by lapic_accept_start before the CPU runs */
 	uint8_t sipi_vector;
 	bool sipi_pending;
 	uint64_t timer_fires; /* timer interrupts delivered, for stats */
+	/* Messages accepted (fixed, NMI, INIT, SIPI): another CPU that sent
+	 * some knows by it whether this APIC's CPU must be woken. */
+	uint64_t arrivals;
 };
 
 struct lapic_bus {
@@ -156,8 +159,19 @@ struct lapic_bus {
  * all ones, everything else 0. Joins `bus` (when not NULL). */
 void lapic_init(struct lapic *a, struct lapic_bus *bus, uint32_t apic_id, bool bsp, uint64_t tsc_khz);
 /* An INIT signal: the power-on register state, keeping IA32_APIC_BASE (and so
- * the mode) and the ID (SDM 10.4.7.3, 10.12.5.1). For SMP later. */
+ * the mode) and the ID (SDM 10.4.7.3, 10.12.5.1). */
 void lapic_init_signal(struct lapic *a);
+
+/* What the CPU of this APIC does with the INIT and start-up IPIs it received,
+ * taken before it runs (SDM vol. 3A 8.4, 10.6.1; in the order of KVM's
+ * kvm_apic_accept_events): an INIT resets the APIC (lapic_init_signal) and
+ * puts an application processor in wait-for-SIPI (*wait_sipi), the BSP
+ * straight back to running; a SIPI starts a CPU that waits for one with its
+ * vector (*vector) and is dropped by any other. INIT before SIPI when both
+ * arrived: the SIPI then starts the CPU the INIT just reset. */
+#define LAPIC_ACCEPT_INIT (1u << 0) /* load the INIT state */
+#define LAPIC_ACCEPT_SIPI (1u << 1) /* start at vector << 12 */
+unsigned lapic_accept_start(struct lapic *a, bool *wait_sipi, uint8_t *vector);
 
 /* IA32_APIC_BASE (MSR 0x1b) */
 uint64_t lapic_base_msr(const struct lapic *a);

@@ -47,17 +47,45 @@ void lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, b
 		break;
 	case LAPIC_DM_NMI:
 		to->nmi_pending = true;
+		to->arrivals++;
 		break;
 	case LAPIC_DM_INIT:
 		to->init_pending = true;
+		to->arrivals++;
 		break;
 	case LAPIC_DM_SIPI:
 		to->sipi_pending = true;
 		to->sipi_vector = vector;
+		to->arrivals++;
 		break;
 	default:
 		break; /* SMI, ExtINT and reserved modes: not modelled */
 	}
+}
+
+unsigned lapic_accept_start(struct lapic *a, bool *wait_sipi, uint8_t *vector)
+{
+	unsigned done = 0;
+
+	if (a->init_pending) {
+		/* A SIPI sent right after the INIT may have arrived with it:
+		 * the reset keeps it, as KVM's does. */
+		bool sipi = a->sipi_pending;
+
+		lapic_init_signal(a);
+		a->sipi_pending = sipi;
+		*wait_sipi = !(a->apic_base & LAPIC_BASE_BSP);
+		done |= LAPIC_ACCEPT_INIT;
+	}
+	if (a->sipi_pending) {
+		a->sipi_pending = false;
+		if (*wait_sipi) {
+			*wait_sipi = false;
+			*vector = a->sipi_vector;
+			done |= LAPIC_ACCEPT_SIPI;
+		}
+	}
+	return done;
 }
 
 static bool ipi_targets(const struct lapic *from, const struct lapic *to, unsigned shorthand,

@@ -17,7 +17,7 @@
 #define UNCLAIMED_LOG_LINES 4
 
 struct mmio_ctx {
-	struct vm *vm;
+	struct vcpu *v; /* the exiting vCPU: its APIC page, its registers */
 	const struct guest_mode *mode;
 	const char *failure; /* why emulation stopped, for the report */
 	uint64_t failure_addr;
@@ -25,7 +25,7 @@ struct mmio_ctx {
 
 static bool read_gpa(void *ctx, uint64_t gpa, void *buf, unsigned len)
 {
-	return mmu_read_guest(&((struct vm *)ctx)->mmu, gpa, buf, len) == 0;
+	return mmu_read_guest(ctx, gpa, buf, len) == 0;
 }
 
 static bool in_apic_page(struct vcpu *v, uint64_t gpa, unsigned *offset)
@@ -38,21 +38,31 @@ static bool in_apic_page(struct vcpu *v, uint64_t gpa, unsigned *offset)
 	return true;
 }
 
-/* One access of size bytes at gpa: to the APIC, to RAM, or to nothing. */
+/* The APIC page or a chipset device: under the VM's lock. */
+static bool access_device(struct vcpu *v, uint64_t gpa, unsigned size, uint64_t *val, bool write)
+{
+	struct vm *vm = v->vm;
+	unsigned offset;
+	bool claimed = true;
+
+	vm_lock(vm);
+	if (!in_apic_page(v, gpa, &offset))
+		claimed = platform_mmio(vm, gpa, size, val, write);
+	else if (write)
+		lapic_mmio_write(&v->apic, offset, size, *val, guest_tsc(v));
+	else
+		*val = lapic_mmio_read(&v->apic, offset, size, guest_tsc(v));
+	vm_unlock(vm, v);
+	return claimed;
+}
+
+/* One access of size bytes at gpa: to a device, to RAM, or to nothing. */
 static bool access_gpa(struct mmio_ctx *c, uint64_t gpa, unsigned size, uint64_t *val, bool write)
 {
-	struct vm *vm = c->vm;
-	struct vcpu *v = &vm->vcpu;
-	unsigned offset;
+	struct vcpu *v = c->v;
+	struct vm *vm = v->vm;
 
-	if (in_apic_page(v, gpa, &offset)) {
-		if (write)
-			lapic_mmio_write(&v->apic, offset, size, *val, guest_tsc(v));
-		else
-			*val = lapic_mmio_read(&v->apic, offset, size, guest_tsc(v));
-		return true;
-	}
-	if (platform_mmio(vm, gpa, size, val, write))
+	if (access_device(v, gpa, size, val, write))
 		return true;
 	if (write ? !mmu_write_guest(&vm->mmu, gpa, val, size)
 		  : !mmu_read_guest(&vm->mmu, gpa, val, size))
@@ -62,8 +72,8 @@ static bool access_gpa(struct mmio_ctx *c, uint64_t gpa, unsigned size, uint64_t
 		c->failure_addr = gpa;
 		return false;
 	}
-	vm->stats.mmio_unclaimed++;
-	if (vm->stats.mmio_unclaimed <= UNCLAIMED_LOG_LINES)
+	v->stats.mmio_unclaimed++;
+	if (v->stats.mmio_unclaimed <= UNCLAIMED_LOG_LINES)
 		kprintf("vm %s: %u-byte %s of unclaimed gpa 0x%llx: %s\n", vm->name, size,
 			write ? "write" : "read", (unsigned long long)gpa,
 			write ? "dropped" : "all ones");
@@ -75,9 +85,9 @@ static bool access_gpa(struct mmio_ctx *c, uint64_t gpa, unsigned size, uint64_t
 static bool access_linear(void *ctx, uint64_t linear, unsigned size, uint64_t *val, bool write)
 {
 	struct mmio_ctx *c = ctx;
-	struct gwalk_mem mem = { .read = read_gpa, .ctx = c->vm, .phys_bits = cpuinfo.phys_bits };
+	struct gwalk_mem mem = { .read = read_gpa, .ctx = c->v->mmu, .phys_bits = cpuinfo.phys_bits };
 	unsigned access = (write ? GWALK_W : 0) | (c->mode->cpl == 3 ? GWALK_U : 0) |
-			  (c->vm->vcpu.regs.rflags & RFLAGS_AC ? GWALK_AC : 0);
+			  (c->v->regs.rflags & RFLAGS_AC ? GWALK_AC : 0);
 	uint64_t gpa;
 	uint32_t pf_error;
 
@@ -127,11 +137,11 @@ static bool mem_write(void *ctx, uint64_t linear, unsigned size, uint64_t val)
 static const struct insn_mem_ops mmio_mem_ops = { .read = mem_read, .write = mem_write };
 
 /* The instruction's bytes: from decode assists, else fetched at CS:RIP. */
-static size_t fetch(struct vm *vm, const struct vexit *e, const struct guest_mode *m,
+static size_t fetch(struct vcpu *v, const struct vexit *e, const struct guest_mode *m,
 		    uint8_t *buf)
 {
-	struct gwalk_mem mem = { .read = read_gpa, .ctx = vm, .phys_bits = cpuinfo.phys_bits };
-	uint64_t rip = vm->vcpu.regs.rip;
+	struct gwalk_mem mem = { .read = read_gpa, .ctx = v->mmu, .phys_bits = cpuinfo.phys_bits };
+	uint64_t rip = v->regs.rip;
 	enum gwalk_status st;
 	uint32_t pf_error;
 
@@ -145,34 +155,34 @@ static size_t fetch(struct vm *vm, const struct vexit *e, const struct guest_mod
 }
 
 /* Stop the guest: the instruction at RIP cannot be emulated. */
-static void fail_insn(struct vm *vm, const char *access, uint64_t gpa, const uint8_t *bytes,
+static void fail_insn(struct vcpu *v, const char *access, uint64_t gpa, const uint8_t *bytes,
 		      size_t n, const char *why)
 {
 	char hex[3 * INSN_MAX_LEN + 1] = "";
 
-	vm->stats.decode_failures++;
+	v->stats.decode_failures++;
 	for (size_t i = 0; i < n; i++)
 		ksnprintf(hex + 3 * i, sizeof(hex) - 3 * i, "%02x ", bytes[i]);
 	if (n)
 		hex[3 * n - 1] = 0;
-	vm_fail(vm, "%s of gpa 0x%llx by the instruction at rip 0x%llx: %s (bytes: %s)", access,
-		(unsigned long long)gpa, (unsigned long long)vm->vcpu.regs.rip, why, hex);
+	vm_fail(v->vm, "%s of gpa 0x%llx by the instruction at rip 0x%llx: %s (bytes: %s)", access,
+		(unsigned long long)gpa, (unsigned long long)v->regs.rip, why, hex);
 }
 
-void mmio_exit(struct vm *vm, const struct vexit *e)
+void mmio_exit(struct vcpu *v, const struct vexit *e)
 {
-	struct vcpu *v = &vm->vcpu;
+	struct vm *vm = v->vm;
 	struct guest_mode m;
 	struct insn in;
 	uint8_t bytes[INSN_MAX_LEN];
 	size_t n;
 	unsigned offset;
 	enum insn_status st;
-	struct mmio_ctx c = { .vm = vm, .mode = &m };
+	struct mmio_ctx c = { .v = v, .mode = &m };
 	const char *access = e->npf.access & TDP_ACC_EXEC ? "fetch"
 			     : e->npf.access & TDP_ACC_WRITE ? "write" : "read";
 
-	vm->stats.mmio_exits++;
+	v->stats.mmio_exits++;
 	/* strict_mmio: what no device claims stops the guest, as before sprig
 	 * emulated a PC's unclaimed addresses; so does running code there. */
 	if ((vm->strict_mmio && !in_apic_page(v, e->npf.gpa, &offset) &&
@@ -183,9 +193,9 @@ void mmio_exit(struct vm *vm, const struct vexit *e)
 		return;
 	}
 	backend->guest_mode(v, &m);
-	n = fetch(vm, e, &m, bytes);
+	n = fetch(v, e, &m, bytes);
 	if ((st = insn_decode(bytes, n, m.code_bits, &in)) != INSN_OK) {
-		fail_insn(vm, access, e->npf.gpa, bytes, n,
+		fail_insn(v, access, e->npf.gpa, bytes, n,
 			  !n ? "its bytes cannot be fetched"
 			  : st == INSN_TRUNCATED ? "the instruction runs past what could be fetched"
 						 : "an instruction sprig does not emulate");
@@ -201,7 +211,7 @@ void mmio_exit(struct vm *vm, const struct vexit *e)
 			(unsigned long long)c.failure_addr, (unsigned long long)v->regs.rip);
 		return;
 	case INSN_EMU_UNSUPPORTED:
-		fail_insn(vm, access, e->npf.gpa, bytes, n, "an instruction sprig does not emulate");
+		fail_insn(v, access, e->npf.gpa, bytes, n, "an instruction sprig does not emulate");
 		return;
 	}
 }

@@ -6,4 +6,4 @@
  * instruction against the device there (the local APIC) or, where nothing
  * is, as a PC does (reads all ones, writes dropped; vm->strict_mmio stops
  * the guest instead). RIP moves past it when done; a failure stops the VM. */
-void mmio_exit(struct vm *vm, const struct vexit *e);
+void mmio_exit(struct vcpu *v, const struct vexit *e);

@@ -2,6 +2,7 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "virt/options.h"
+#include "virt/sched.h"
 #include <stddef.h>
 
 static const char *const prefetch_modes[] = {
@@ -30,3 +31,6 @@ OPTION(rmap_desc, .name = "rmap_desc", .value_int = &mmu_config.rmap_desc,
        .help = "rmap descriptors of new chains: ext3, ext14 (KVM's old layouts) or counted");
 OPTION(rmap_backref, .name = "rmap_backref", .value_bool = &mmu_config.rmap_backref,
        .help = "remove from counted rmaps through the SPTE's back-reference instead of a scan");
+OPTION(remote_flush, .name = "remote_flush", .value_bool = &vm_remote_flush,
+       .help = "kick the CPUs running a VM's vCPUs and wait for them on a TLB flush; off: "
+	       "only post the request (a debug switch: stale translations can survive)");

@@ -12,7 +12,7 @@
 #include "virt/lapic.h"
 #include "virt/msr_policy.h"
 
-/* Console lines per VM and kind; the counters in `stats` go on. */
+/* Console lines per vCPU and kind; the counters in `stats` go on. */
 #define MSR_LOG_LINES 8
 
 static uint64_t edx_eax(const struct vcpu *v)
@@ -25,7 +25,7 @@ uint64_t guest_tsc(const struct vcpu *v)
 	return rdtsc() + (uint64_t)v->tsc_offset;
 }
 
-static bool apic_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
+static bool apic_msr_read_locked(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	if (msr == MSR_APIC_BASE) {
 		*val = lapic_base_msr(&v->apic);
@@ -38,7 +38,7 @@ static bool apic_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 	return lapic_msr_read(&v->apic, msr, val, guest_tsc(v));
 }
 
-static bool apic_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
+static bool apic_msr_write_locked(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	if (msr == MSR_APIC_BASE)
 		return lapic_set_base_msr(&v->apic, val, cpuinfo.phys_bits);
@@ -49,10 +49,31 @@ static bool apic_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	return lapic_msr_write(&v->apic, msr, val, guest_tsc(v));
 }
 
+/* The APICs are the VM's: an ICR write reaches the others. */
+static bool apic_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	bool ok;
+
+	vm_lock(v->vm);
+	ok = apic_msr_read_locked(v, msr, val);
+	vm_unlock(v->vm, v);
+	return ok;
+}
+
+static bool apic_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	bool ok;
+
+	vm_lock(v->vm);
+	ok = apic_msr_write_locked(v, msr, val);
+	vm_unlock(v->vm, v);
+	return ok;
+}
+
 static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
 {
-	v->vm->stats.msr_unknown++;
-	if (v->vm->stats.msr_unknown <= MSR_LOG_LINES)
+	v->stats.msr_unknown++;
+	if (v->stats.msr_unknown <= MSR_LOG_LINES)
 		kprintf("[%s] %s of unknown MSR 0x%x: #GP\n", v->vm->name,
 			write ? "write" : "read", msr);
 	backend->inject_exception(v, X86_VEC_GP);
@@ -60,8 +81,8 @@ static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
 
 static void msr_refused(struct vcpu *v, uint32_t msr, const char *why)
 {
-	v->vm->stats.msr_refused++;
-	if (v->vm->stats.msr_refused <= MSR_LOG_LINES)
+	v->stats.msr_refused++;
+	if (v->stats.msr_refused <= MSR_LOG_LINES)
 		kprintf("[%s] refused write of MSR 0x%x (%s): #GP\n", v->vm->name, msr, why);
 	backend->inject_exception(v, X86_VEC_GP);
 }

@@ -41,9 +41,9 @@ static void testdev_flush(void *ctx, uint64_t gpa)
 int platform_init(struct vm *vm, bool testdev)
 {
 	struct platform *p = &vm->platform;
-	uint64_t tsc = guest_tsc(&vm->vcpu);
+	uint64_t tsc = vm_guest_tsc(vm);
 	struct fwcfg_e820 ram = { .addr = 0, .len = vm->mem_bytes, .type = E820_RAM };
-	struct fwcfg_config fc = { .ram_bytes = vm->mem_bytes, .cpus = 1, .e820 = &ram,
+	struct fwcfg_config fc = { .ram_bytes = vm->mem_bytes, .cpus = vm->nr_vcpus, .e820 = &ram,
 				   .e820_count = 1, .nographic = true };
 	struct testdev_ops ops = { .set_irq = testdev_irq, .flush_page = testdev_flush, .ctx = vm };
 	uint64_t wall = cmos_unix_seconds();
@@ -80,9 +80,10 @@ void platform_destroy(struct vm *vm)
 
 int platform_write_acpi(struct vm *vm)
 {
-	static uint8_t rsdp[ACPI_RSDP_LEN], tables[ACPI_TABLES_SIZE(1)];
+	static uint8_t rsdp[ACPI_RSDP_LEN], tables[ACPI_TABLES_SIZE(VM_VCPUS_MAX)];
 	uint64_t tables_gpa = PLATFORM_ACPI_GPA + 0x40;
-	size_t n = acpi_build(rsdp, tables, sizeof(tables), 1, PLATFORM_ACPI_GPA, tables_gpa);
+	size_t n = acpi_build(rsdp, tables, sizeof(tables), vm->nr_vcpus, PLATFORM_ACPI_GPA,
+			      tables_gpa);
 
 	if (!n || mmu_write_guest(&vm->mmu, PLATFORM_ACPI_GPA, rsdp, sizeof(rsdp)) ||
 	    mmu_write_guest(&vm->mmu, tables_gpa, tables, n))
@@ -104,7 +105,7 @@ static bool pm_io(struct vm *vm, uint16_t port, unsigned size, bool in, uint32_t
 
 	if (off >= 8 && off < 12) {
 		if (in)
-			*val = pmtimer_read(&p->pmtimer, guest_tsc(&vm->vcpu)) >> (8 * (off - 8));
+			*val = pmtimer_read(&p->pmtimer, vm_guest_tsc(vm)) >> (8 * (off - 8));
 		count(p, DEV_PMTIMER);
 		return true;
 	}
@@ -139,7 +140,7 @@ static bool pm_io(struct vm *vm, uint16_t port, unsigned size, bool in, uint32_t
 bool platform_io(struct vm *vm, uint16_t port, unsigned size, bool in, uint32_t *val)
 {
 	struct platform *p = &vm->platform;
-	uint64_t now = guest_tsc(&vm->vcpu);
+	uint64_t now = vm_guest_tsc(vm);
 
 	if (port == PIC_MASTER_CMD || port == PIC_MASTER_DATA || port == PIC_SLAVE_CMD ||
 	    port == PIC_SLAVE_DATA || port == PIC_ELCR_MASTER || port == PIC_ELCR_SLAVE) {
@@ -272,7 +273,7 @@ static bool lint0_extint(const struct lapic *a)
 
 bool platform_extint_pending(struct vm *vm)
 {
-	return lint0_extint(&vm->vcpu.apic) && pic_output(&vm->platform.pic);
+	return lint0_extint(&vm->vcpus[0]->apic) && pic_output(&vm->platform.pic);
 }
 
 uint8_t platform_extint_ack(struct vm *vm)

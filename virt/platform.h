@@ -46,13 +46,14 @@ struct platform {
 	uint64_t exits[DEV_COUNT];
 };
 
-/* Set up the chipset of a VM whose vCPUs' APICs are on vm->apic_bus, with
+/* Set up the chipset of a VM whose vCPUs exist, their APICs on vm->apic_bus, with
  * pc-testdev when testdev (its 64 KiB MMIO window is allocated here). 0, or
  * -1 when out of memory. */
 int platform_init(struct vm *vm, bool testdev);
 void platform_destroy(struct vm *vm);
 /* Write the ACPI tables into guest memory (a VM that boots a kernel). */
 int platform_write_acpi(struct vm *vm);
+/* The functions below are called under the VM's lock (vm_lock). */
 /* A port access: true when a chipset device took it (*val holds a read). */
 bool platform_io(struct vm *vm, uint16_t port, unsigned size, bool in, uint32_t *val);
 /* Does a chipset device own guest-physical gpa? */
@@ -65,8 +66,8 @@ void platform_set_isa_irq(struct vm *vm, unsigned irq, bool level);
 void platform_update(struct vm *vm, uint64_t now);
 /* Guest TSC of the chipset's next timer event, 0 for none. */
 uint64_t platform_next_event(struct vm *vm, uint64_t now);
-/* The PIC's interrupt for the CPU, when LINT0 takes it (ExtINT, or the APIC
- * hardware-disabled): true while one is pending. */
+/* The PIC's interrupt for the BSP (vCPU 0), when its LINT0 takes it (ExtINT,
+ * or the APIC hardware-disabled): true while one is pending. */
 bool platform_extint_pending(struct vm *vm);
 /* The CPU takes it: the vector. */
 uint8_t platform_extint_ack(struct vm *vm);

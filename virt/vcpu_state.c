@@ -10,11 +10,16 @@
 
 bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t errlen)
 {
-	struct vcpu *v = &vm->vcpu;
+	struct vcpu *v = vm->vcpus[0];
 	uint32_t xsave_bytes = fpu_vcpu_area_bytes();
 
 	if (vm->state == VM_RUNNING) {
 		ksnprintf(err, errlen, "'%s' is running", vm->name);
+		return false;
+	}
+	if (vm->nr_vcpus > 1) {
+		ksnprintf(err, errlen, "'%s' has %u vCPUs; images and clones hold one", vm->name,
+			  vm->nr_vcpus);
 		return false;
 	}
 	if (xsave_bytes > VCPU_XSAVE_MAX) {
@@ -23,7 +28,9 @@ bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t err
 	}
 	memset(st, 0, sizeof(*st));
 	memcpy(st->backend, backend->name, strnlen(backend->name, sizeof(st->backend) - 1));
+	vcpu_load(v);
 	st->arch_bytes = (uint32_t)backend->state_save(v, st->arch);
+	vcpu_put(v);
 	if (!st->arch_bytes) {
 		ksnprintf(err, errlen, "the %s backend could not read the guest state", backend->name);
 		return false;
@@ -34,7 +41,6 @@ bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t err
 	st->uart = vm->uart;
 	st->lost = vm->lost;
 	lapic_state_save(&v->apic, &st->apic);
-	fpu_vcpu_sync(v);
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave, v->xsave, xsave_bytes);
 	return true;
@@ -52,10 +58,14 @@ bool vcpu_state_check(const struct vcpu_state *st, char *err, size_t errlen)
 
 bool vcpu_state_load(struct vm *vm, const struct vcpu_state *st, char *err, size_t errlen)
 {
-	struct vcpu *v = &vm->vcpu;
+	struct vcpu *v = vm->vcpus[0];
 
 	if (!vcpu_state_check(st, err, errlen))
 		return false;
+	if (vm->nr_vcpus > 1) {
+		ksnprintf(err, errlen, "a state of one vCPU for %u vCPUs", vm->nr_vcpus);
+		return false;
+	}
 	if (!backend->state_load(v, st->arch, st->arch_bytes)) {
 		ksnprintf(err, errlen, "the %s backend could not load the guest state", backend->name);
 		return false;

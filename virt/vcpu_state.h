@@ -4,8 +4,8 @@
 #include "virt/vm.h"
 
 #define VCPU_XSAVE_MAX 8192 /* fpu_vcpu_init's area is at most two pages */
-/* The APIC ID vm_create gives its one vCPU (lapic_init in virt/vm.c): a
- * saved APIC's initial ID must be it. */
+/* The APIC ID vm_create gives vCPU 0 (lapic_init in virt/vm.c), the one a
+ * state captures: a saved APIC's initial ID must be it. */
 #define VCPU_APIC_ID 0
 
 struct vcpu_state {
@@ -22,7 +22,8 @@ struct vcpu_state {
 	uint8_t arch[VCPU_ARCH_STATE_MAX] __attribute__((aligned(8))); /* the backend's struct */
 };
 
-/* Capture a VM that is not running (ready or paused); false with a reason. */
+/* Capture a VM of one vCPU that is not running (ready or paused); false with
+ * a reason (a VM of several vCPUs is refused: the image format holds one). */
 bool vcpu_state_save(struct vm *vm, struct vcpu_state *st, char *err, size_t errlen);
 /* Everything in st that this machine would refuse or that could reach
  * beyond sprig's buffers (state_check.h, the backend's state_check); false

@@ -1,6 +1,6 @@
-/* VM life cycle and the run loop: enter the guest through the backend, hand
- * each decoded exit to its handler, and stop with a report when the guest ends
- * or misbehaves. sprig and the other VMs go on in every case. */
+/* VM life cycle: create a VM with its memory, vCPUs and chipset, run it
+ * (virt/sched.c runs the vCPUs, virt/vcpu_run.c each one's exits) until the
+ * first stop, report how it ended, destroy it. */
 #include "virt/vm.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
@@ -14,8 +14,8 @@
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 #include "virt/mb1_loader.h"
-#include "virt/mmio.h"
-#include "virt/shell.h"
+#include "virt/sched.h"
+#include "virt/vcpu_run.h"
 #include "virt/vcpu_state.h"
 #include "vmx/vmx.h"
 #include <stdarg.h>
@@ -78,54 +78,101 @@ struct vm *vm_next(const struct vm *prev)
 	return NULL;
 }
 
+/* The first stop of a run wins: it records who stopped it, and every vCPU
+ * is kicked out of the guest to see it. */
+static bool vm_stop_first(struct vm *vm)
+{
+	struct vcpu *v = vm_current_vcpu();
+
+	if (__atomic_exchange_n(&vm->stopping, 1, __ATOMIC_ACQ_REL))
+		return false;
+	vm->stopped_by = v && v->vm == vm ? (int)v->index : -1;
+	return true;
+}
+
+static void vm_stop(struct vm *vm, enum vm_state state)
+{
+	__atomic_store_n(&vm->state, state, __ATOMIC_RELEASE);
+	vm_kick_all(vm);
+}
+
 void vm_fail(struct vm *vm, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!vm_stop_first(vm))
+		return;
 	va_start(ap, fmt);
 	kvsnprintf(vm->stop_reason, sizeof(vm->stop_reason), fmt, ap);
 	va_end(ap);
-	vm->state = VM_FAILED;
+	vm_stop(vm, VM_FAILED);
 }
 
 void vm_exit(struct vm *vm, int status)
 {
+	if (!vm_stop_first(vm))
+		return;
 	vm->exit_status = status;
-	vm->state = VM_EXITED;
+	vm_stop(vm, VM_EXITED);
 }
 
 void vm_pause(struct vm *vm, const char *reason)
 {
+	if (!vm_stop_first(vm))
+		return;
 	vm->pause_reason = reason;
-	vm->state = VM_PAUSED;
+	vm_stop(vm, VM_PAUSED);
 }
 
-static unsigned vm_order(void)
+uint64_t vm_guest_tsc(const struct vm *vm)
+{
+	return guest_tsc(vm->vcpus[0]);
+}
+
+static unsigned order_for(size_t bytes)
 {
 	unsigned order = 0;
 
-	while ((PAGE_SIZE << order) < sizeof(struct vm))
+	while ((PAGE_SIZE << order) < bytes)
 		order++;
 	return order;
 }
 
+void vcpu_load(struct vcpu *v)
+{
+	if (backend->vcpu_load)
+		backend->vcpu_load(v);
+}
+
+void vcpu_put(struct vcpu *v)
+{
+	if (backend->vcpu_put)
+		backend->vcpu_put(v);
+}
+
+static void vcpu_free(struct vcpu *v)
+{
+	if (v->arch)
+		backend->vcpu_destroy(v);
+	fpu_vcpu_free(v);
+	tdp_table_cache_release(&v->table_cache);
+	frame_free(va_to_pa(v), order_for(sizeof(*v)));
+}
+
 /* Undo whatever part of creation was done: the MMU frees every table and
  * frame the VM owned. */
-static void vm_teardown(struct vm *vm, bool mmu_ready, bool vcpu_ready)
+static void vm_teardown(struct vm *vm, bool mmu_ready)
 {
-	if (vcpu_ready)
-		backend->vcpu_destroy(&vm->vcpu);
-	fpu_vcpu_free(&vm->vcpu);
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		vcpu_free(vm->vcpus[i]);
 	platform_destroy(vm);
-	tdp_table_cache_release(&vm->vcpu.table_cache);
 	if (mmu_ready)
 		mmu_destroy(&vm->mmu);
 	vms[vm->id] = NULL;
-	frame_free(va_to_pa(vm), vm_order());
+	frame_free(va_to_pa(vm), order_for(sizeof(struct vm)));
 }
 
-/* The VM's memory: one slot at guest-physical 0, and its aliases. On failure
- * the VM is gone. */
+/* The VM's memory: one slot at guest-physical 0, and its aliases. */
 static int vm_add_memory(struct vm *vm, const struct vm_create_args *a, char *err, size_t errlen)
 {
 	struct memslot_config slot = {
@@ -138,7 +185,6 @@ static int vm_add_memory(struct vm *vm, const struct vm_create_args *a, char *er
 	if (mmu_slot_add(&vm->mmu, &slot)) {
 		ksnprintf(err, errlen, "out of memory for %llu MiB of guest memory",
 			  (unsigned long long)(a->mem_bytes >> 20));
-		vm_teardown(vm, true, false);
 		return -1;
 	}
 	for (unsigned i = 0; i < a->aliases; i++) {
@@ -149,17 +195,60 @@ static int vm_add_memory(struct vm *vm, const struct vm_create_args *a, char *er
 				  "memory (backing=eager), the alias outside it",
 				  (unsigned long long)al->gpa, (unsigned long long)al->size,
 				  (unsigned long long)al->target_gpa);
-			vm_teardown(vm, true, false);
 			return -1;
 		}
 	}
 	return 0;
 }
 
+/* n vCPUs, each in frames of its own with its APIC on the VM's bus, the
+ * first the BSP; their control blocks stay loaded on this CPU until
+ * vm_create puts them. */
+static int vm_add_vcpus(struct vm *vm, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		paddr_t pa = frame_alloc_zeroed(order_for(sizeof(struct vcpu)));
+		struct vcpu *v;
+
+		if (!pa)
+			return -1;
+		v = vm->vcpus[i] = pa_to_va(pa);
+		vm->kicks[i] = &v->kick;
+		vm->nr_vcpus++;
+		v->vm = vm;
+		v->index = i;
+		v->mmu = &vm->mmu;
+		/* The guest's TSC starts near zero, as on a machine that just
+		 * booted (a restored vCPU state sets its own). */
+		v->tsc_offset = -(int64_t)vm->created_tsc;
+		lapic_init(&v->apic, &vm->apic_bus, i, i == 0, tsc_khz());
+		if (fpu_vcpu_init(v) || backend->vcpu_create(v))
+			return -1;
+	}
+	return 0;
+}
+
+/* Boot: vCPU 0 at the kernel's entry, the others in the INIT state until
+ * the guest starts them with INIT and SIPI. */
+static void vm_boot_vcpus(struct vm *vm, const struct mb1_entry *entry)
+{
+	struct vcpu *bsp = vm->vcpus[0];
+
+	bsp->regs.rip = entry->eip;
+	bsp->regs.rax = entry->eax;
+	bsp->regs.rbx = entry->ebx;
+	bsp->regs.rflags = RFLAGS_FIXED;
+	for (unsigned i = 1; i < vm->nr_vcpus; i++) {
+		vcpu_init_state(vm->vcpus[i]);
+		vm->vcpus[i]->wait_sipi = true;
+	}
+}
+
 struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 {
 	struct vm *vm = NULL;
 	struct mb1_entry entry;
+	unsigned nr_vcpus = a->vcpus ? a->vcpus : 1;
 
 	if (!backend) {
 		ksnprintf(err, errlen, "no hardware virtualization on this CPU");
@@ -171,6 +260,10 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	}
 	if (vm_find(a->name)) {
 		ksnprintf(err, errlen, "a VM named '%s' exists", a->name);
+		return NULL;
+	}
+	if (nr_vcpus > VM_VCPUS_MAX) {
+		ksnprintf(err, errlen, "%u vCPUs (at most %d)", nr_vcpus, VM_VCPUS_MAX);
 		return NULL;
 	}
 	/* The ACPI tables' area stays out of the guest's usable memory. */
@@ -186,7 +279,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 
 		if (vms[i])
 			continue;
-		if (!(pa = frame_alloc_zeroed(vm_order()))) {
+		if (!(pa = frame_alloc_zeroed(order_for(sizeof(struct vm))))) {
 			ksnprintf(err, errlen, "out of memory for the VM");
 			return NULL;
 		}
@@ -202,22 +295,11 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		memcpy(vm->args, a->args, strnlen(a->args, VM_ARGS_MAX - 1));
 	vm->mem_bytes = a->mem_bytes;
 	vm->strict_mmio = a->strict_mmio;
-	vm->vcpu.vm = vm;
-	vm->vcpu.mmu = &vm->mmu;
 	vm->created_tsc = rdtsc();
-	/* The guest's TSC starts near zero, as on a machine that just booted
-	 * (a restored vCPU state sets its own). */
-	vm->vcpu.tsc_offset = -(int64_t)vm->created_tsc;
-	lapic_init(&vm->vcpu.apic, &vm->apic_bus, VCPU_APIC_ID, true, tsc_khz());
-	if (platform_init(vm, !a->no_testdev)) {
-		ksnprintf(err, errlen, "out of memory for the chipset");
-		vm_teardown(vm, false, false);
-		return NULL;
-	}
 
-	if (mmu_init(&vm->mmu, backend->tdp, backend->flush_tlb, &vm->vcpu)) {
+	if (mmu_init(&vm->mmu, backend->tdp, vm_flush_tlb, vm)) {
 		ksnprintf(err, errlen, "out of memory for the page tables");
-		vm_teardown(vm, false, false);
+		vm_teardown(vm, false);
 		return NULL;
 	}
 	vm->mmu.share.id = (uint32_t)vm->id; /* the order cross-VM operations lock in */
@@ -225,153 +307,58 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 	if (a->clone_of) {
 		if (mmu_clone(&a->clone_of->mmu, &vm->mmu)) {
 			ksnprintf(err, errlen, "out of memory for the clone's memory");
-			vm_teardown(vm, true, false);
+			vm_teardown(vm, true);
 			return NULL;
 		}
 	} else if (vm_add_memory(vm, a, err, errlen)) {
+		vm_teardown(vm, true);
 		return NULL;
 	}
-	if (fpu_vcpu_init(&vm->vcpu) || backend->vcpu_create(&vm->vcpu)) {
-		ksnprintf(err, errlen, "out of memory for the vCPU");
-		vm_teardown(vm, true, false);
+	if (vm_add_vcpus(vm, nr_vcpus)) {
+		ksnprintf(err, errlen, "out of memory for the vCPUs");
+		vm_teardown(vm, true);
+		return NULL;
+	}
+	if (!vm_place_vcpus(vm, a->cpu_list, a->cpu_list_len, err, errlen)) {
+		vm_teardown(vm, true);
+		return NULL;
+	}
+	if (platform_init(vm, !a->no_testdev)) {
+		ksnprintf(err, errlen, "out of memory for the chipset");
+		vm_teardown(vm, true);
 		return NULL;
 	}
 	if (a->vcpu_state) {
 		if (!vcpu_state_load(vm, a->vcpu_state, err, errlen)) {
-			vm_teardown(vm, true, true);
+			vm_teardown(vm, true);
 			return NULL;
 		}
-		vm->state = VM_READY;
-		return vm;
-	}
-	if (mb1_load_boot(&vm->mmu, &boot, &entry, err, errlen)) {
-		vm_teardown(vm, true, true);
+	} else if (mb1_load_boot(&vm->mmu, &boot, &entry, err, errlen)) {
+		vm_teardown(vm, true);
 		return NULL;
-	}
-	if (platform_write_acpi(vm)) {
+	} else if (platform_write_acpi(vm)) {
 		ksnprintf(err, errlen, "the ACPI tables do not fit in guest memory");
-		vm_teardown(vm, true, true);
+		vm_teardown(vm, true);
 		return NULL;
+	} else {
+		vm_boot_vcpus(vm, &entry);
 	}
-	vm->vcpu.regs.rip = entry.eip;
-	vm->vcpu.regs.rax = entry.eax;
-	vm->vcpu.regs.rbx = entry.ebx;
-	vm->vcpu.regs.rflags = 0x2;
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		vcpu_put(vm->vcpus[i]);
 	vm->state = VM_READY;
 	return vm;
 }
 
 void vm_destroy(struct vm *vm)
 {
-	vm_teardown(vm, true, true);
-}
-
-static const char *access_name(unsigned access)
-{
-	return access & TDP_ACC_EXEC ? "fetch" : access & TDP_ACC_WRITE ? "write" : "read";
-}
-
-static bool handle_npf(struct vm *vm, const struct vexit *e)
-{
-	switch (tdp_map_cached(&vm->mmu, &vm->vcpu.table_cache, e->npf.gpa, e->npf.access)) {
-	case TDP_FIXED:
-	case TDP_SPURIOUS:
-	case TDP_RETRY:
-		break;
-	case TDP_NO_SLOT:
-		mmio_exit(vm, e);
-		break;
-	case TDP_PERMISSION:
-		vm_fail(vm, "%s to gpa 0x%llx is not allowed by its memslot",
-			access_name(e->npf.access), (unsigned long long)e->npf.gpa);
-		break;
-	case TDP_NO_MEMORY:
-		vm_fail(vm, "out of host memory backing gpa 0x%llx", (unsigned long long)e->npf.gpa);
-		break;
-	}
-	return false; /* the faulting instruction runs again */
-}
-
-/* The instructions a backend hands over rather than runs: true when the
- * instruction is done (skipped), false when it faults. */
-static bool emulate_insn(struct vcpu *v, enum vexit_insn insn)
-{
-	switch (insn) {
-	case VEXIT_INSN_INVD:
-		/* As KVM: nothing to invalidate that the guest could tell from
-		 * keeping it; never the host's caches. */
-		return true;
-	case VEXIT_INSN_RDPMC:
-		/* No counters are offered: every ECX is out of range. */
-		backend->inject_exception(v, X86_VEC_GP);
-		return false;
-	case VEXIT_INSN_MONITOR_MWAIT:
-	case VEXIT_INSN_VIRT:
-		break;
-	}
-	backend->inject_exception(v, X86_VEC_UD);
-	return false;
-}
-
-/* Handle one exit; true when the exiting instruction completed. */
-static bool handle_exit(struct vm *vm, const struct vexit *e)
-{
-	struct vcpu *v = &vm->vcpu;
-
-	switch (e->kind) {
-	case VEXIT_NPF:
-		return handle_npf(vm, e);
-	case VEXIT_IO:
-		return emulate_io(vm, e);
-	case VEXIT_HYPERCALL:
-		return emulate_hypercall(vm);
-	case VEXIT_CPUID:
-		return emulate_cpuid(v);
-	case VEXIT_RDMSR:
-		return emulate_rdmsr(v);
-	case VEXIT_WRMSR:
-		return emulate_wrmsr(v);
-	case VEXIT_XSETBV:
-		if (fpu_guest_xsetbv(v, (uint32_t)v->regs.rcx,
-				     (v->regs.rdx << 32) | (uint32_t)v->regs.rax))
-			return true;
-		backend->inject_exception(v, X86_VEC_GP);
-		return false;
-	case VEXIT_INSN:
-		return emulate_insn(v, e->insn);
-	case VEXIT_HLT:
-		/* With interrupts off only an NMI could wake it, and nothing
-		 * sends this vCPU one: that is the guest's end. */
-		if (!(v->regs.rflags & RFLAGS_IF)) {
-			vm_fail(vm, "halted with interrupts off");
-			return false;
-		}
-		v->halted = true;
-		return true;
-	case VEXIT_WINDOW:
-		vm->stats.irq_window_exits++;
-		return false;
-	case VEXIT_SHUTDOWN:
-		vm_fail(vm, "triple fault (shutdown)");
-		return false;
-	case VEXIT_FAILED:
-		vm_fail(vm, "%s", e->text);
-		return false;
-	case VEXIT_UNKNOWN:
-		vm_fail(vm, "unexpected exit: %s", e->text);
-		return false;
-	case VEXIT_INTR:
-	case VEXIT_HANDLED:
-	case VEXIT_KINDS:
-		break;
-	}
-	return false;
+	vm_teardown(vm, true);
 }
 
 static void report_registers(struct vcpu *v)
 {
 	struct vcpu_regs *r = &v->regs;
 
+	kprintf("  vCPU %u\n", v->index);
 	kprintf("  RIP=%016llx RSP=%016llx RFLAGS=%016llx\n", (unsigned long long)r->rip,
 		(unsigned long long)r->rsp, (unsigned long long)r->rflags);
 	kprintf("  RAX=%016llx RBX=%016llx RCX=%016llx RDX=%016llx\n",
@@ -385,141 +372,19 @@ static void report_registers(struct vcpu *v)
 		(unsigned long long)r->r11, (unsigned long long)r->r12);
 	kprintf("  R13=%016llx R14=%016llx R15=%016llx\n", (unsigned long long)r->r13,
 		(unsigned long long)r->r14, (unsigned long long)r->r15);
+	vcpu_load(v);
 	backend->dump(v);
-}
-
-/* Fire what the guest's APIC timer has due by now, noting how late. */
-static void update_timer(struct vm *vm, uint64_t now)
-{
-	struct lapic *a = &vm->vcpu.apic;
-	uint64_t due = lapic_timer_next(a);
-
-	platform_update(vm, now);
-	if (!due || now < due)
-		return;
-	lapic_timer_update(a, now);
-	if (tsc_to_ns(now - due) > vm->stats.timer_late_max_ns)
-		vm->stats.timer_late_max_ns = tsc_to_ns(now - due);
-}
-
-/* Make sprig's timer interrupt come by the guest's next timer deadline: it
- * needs an exit then (or a wake-up from the halt). */
-static void arm_host_timer(struct vcpu *v, uint64_t now)
-{
-	uint64_t due = lapic_timer_next(&v->apic);
-	uint64_t chipset = platform_next_event(v->vm, now);
-
-	if (chipset && (!due || chipset < due))
-		due = chipset;
-	if (due)
-		apic_timer_wake_by(due - (uint64_t)v->tsc_offset);
-}
-
-static bool wakes_halted(struct vcpu *v)
-{
-	return v->apic.nmi_pending || lapic_pending_irq(&v->apic) >= 0 ||
-	       platform_extint_pending(v->vm);
-}
-
-/* Before an entry: inject what the APIC holds for the vCPU when it can take
- * it, otherwise ask for an exit when it can (the window). */
-static void deliver_events(struct vm *vm)
-{
-	struct vcpu *v = &vm->vcpu;
-	bool want_nmi = false, want_irq = false;
-	int vector;
-
-	if (v->apic.nmi_pending) {
-		if (backend->nmi_allowed(v)) {
-			backend->inject_nmi(v);
-			v->apic.nmi_pending = false;
-			vm->stats.nmi_injected++;
-		} else {
-			want_nmi = true;
-		}
-	}
-	if ((vector = lapic_pending_irq(&v->apic)) >= 0) {
-		if (backend->irq_allowed(v)) {
-			backend->inject_irq(v, (uint8_t)vector);
-			lapic_ack_irq(&v->apic, (uint8_t)vector);
-			vm->stats.irq_injected++;
-		} else {
-			want_irq = true;
-		}
-	} else if (platform_extint_pending(vm)) {
-		/* The 8259's interrupt through LINT0: the vector is the PIC's,
-		 * taken (its INTA cycle) only when it is delivered. */
-		if (backend->irq_allowed(v)) {
-			backend->inject_irq(v, platform_extint_ack(vm));
-			vm->stats.irq_injected++;
-		} else {
-			want_irq = true;
-		}
-	}
-	backend->event_window(v, want_irq, want_nmi);
-}
-
-/* Between exits, whatever their kind: a guest that exits without pause (or
- * sleeps in HLT) must still meet its deadline and hear Ctrl-C. The console
- * is read once a millisecond, the clock every time. */
-static void check_pause(struct vm *vm, uint64_t deadline, uint64_t *next_poll)
-{
-	uint64_t now = rdtsc();
-
-	if (deadline && now >= deadline) {
-		vm_pause(vm, "timeout");
-	} else if (now >= *next_poll) {
-		*next_poll = now + tsc_khz();
-		if (console_poll())
-			vm_pause(vm, "Ctrl-C");
-	}
+	vcpu_put(v);
 }
 
 void vm_run(struct vm *vm, uint64_t timeout_ms)
 {
-	struct vcpu *v = &vm->vcpu;
-	uint64_t start = rdtsc(), next_poll = start;
-	uint64_t deadline = timeout_ms ? start + timeout_ms * tsc_khz() : 0;
-	struct vexit e;
+	uint64_t start = rdtsc();
 
-	vm->state = VM_RUNNING;
-	cli();
-	while (vm->state == VM_RUNNING) {
-		/* The guest's clock, once for the timers of this round. */
-		uint64_t now = guest_tsc(v);
-
-		update_timer(vm, now);
-		if (v->halted && !wakes_halted(v)) {
-			/* Sleep until an interrupt: sprig's tick, or the
-			 * one-shot armed for the guest's timer. */
-			arm_host_timer(v, now);
-			sti_hlt_cli();
-			check_pause(vm, deadline, &next_poll);
-			continue;
-		}
-		v->halted = false;
-		deliver_events(vm);
-		arm_host_timer(v, now);
-		fpu_enter(v);
-		backend->run(v, &e);
-		fpu_exit(v);
-		vm->stats.exits++;
-		vm->stats.exits_by_kind[e.kind]++;
-		vm->stats.events_requeued += e.requeued;
-		if (handle_exit(vm, &e))
-			v->regs.rip += e.insn_len;
-		if (vm->on_exit && vm->state == VM_RUNNING)
-			vm->on_exit(vm, &e, vm->on_exit_ctx);
-		if (e.kind == VEXIT_INTR) {
-			/* Let sprig's own interrupts (the timer) in. */
-			sti();
-			__asm__ volatile("nop");
-			cli();
-		}
-		if (vm->state == VM_RUNNING)
-			check_pause(vm, deadline, &next_poll);
-	}
-	sti();
+	vm->stopping = 0;
+	vm->stopped_by = -1;
+	__atomic_store_n(&vm->state, VM_RUNNING, __ATOMIC_RELEASE);
+	sched_run(vm, timeout_ms ? start + timeout_ms * tsc_khz() : 0);
 	uart_flush_line(vm);
 
 	switch (vm->state) {
@@ -534,7 +399,7 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 		break;
 	default:
 		kprintf("vm %s stopped: %s\n", vm->name, vm->stop_reason);
-		report_registers(v);
+		report_registers(vm->vcpus[vm->stopped_by >= 0 ? vm->stopped_by : 0]);
 		break;
 	}
 }

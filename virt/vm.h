@@ -1,11 +1,13 @@
-/* Virtual machines: a name, the MMU with the guest's memory, one vCPU, the
+/* Virtual machines: a name, the MMU with the guest's memory, the vCPUs, the
  * emulated devices, and how the VM ended. */
 #pragma once
+#include "arch/x86/lock.h"
 #include "lib/parse.h"
 #include "mm/mmu.h"
 #include "virt/hypercall.h"
 #include "virt/platform.h"
 #include "virt/backend.h"
+#include "arch/x86/smp.h"
 
 struct snapshot_image;
 struct vcpu_state;
@@ -22,8 +24,9 @@ struct vm_lost {
 /* VMs are allocated from frames as they are created (clones make many). */
 #define VM_MAX 1024
 #define VM_NAME_MAX (NAME_LEN_MAX + 1)
-#define VM_IO_PORTS_TRACKED 8
 #define VM_ARGS_MAX 4096 /* the guest's command line, as the console's lines */
+#define VM_VCPUS_MAX LAPIC_BUS_MAX /* every vCPU's APIC is on the VM's bus */
+#define VM_VCPUS_PER_CPU 4         /* vCPUs per online host CPU, at most */
 
 enum vm_state {
 	VM_READY,   /* created, never run */
@@ -40,42 +43,28 @@ struct vm_uart {
 	unsigned len;
 };
 
-struct vm_port_count {
-	uint16_t port;
-	uint64_t count;
-};
-
-struct vm_stats {
-	uint64_t exits;
-	uint64_t exits_by_kind[VEXIT_KINDS];
-	uint64_t hypercalls;
-	uint64_t io_other;    /* accesses to ports nothing emulates */
-	uint64_t msr_unknown; /* accesses to MSRs sprig does not offer: #GP */
-	uint64_t msr_refused; /* writes the MSR policy refused: #GP */
-	uint64_t irq_injected;      /* external interrupts injected */
-	uint64_t nmi_injected;
-	uint64_t events_requeued;   /* deliveries an exit interrupted, delivered again */
-	uint64_t irq_window_exits;  /* exits when an interrupt or NMI window opened */
-	uint64_t timer_late_max_ns; /* the latest a guest timer fired after its deadline */
-	uint64_t mmio_exits;        /* faults outside guest memory, emulated */
-	uint64_t mmio_unclaimed;    /* of them, accesses no device claims */
-	uint64_t decode_failures;   /* instructions at such faults sprig could not emulate */
-	struct vm_port_count io_ports[VM_IO_PORTS_TRACKED];
-};
-
 struct vm {
 	int id;
 	char name[VM_NAME_MAX];
 	enum vm_state state;
 	uint64_t mem_bytes;
 	struct mmu mmu;
-	struct vcpu vcpu;
+	struct vcpu *vcpus[VM_VCPUS_MAX]; /* each in a frame of its own */
+	unsigned nr_vcpus;
+	struct kick_sync *kicks[VM_VCPUS_MAX]; /* each vCPU's, for the remote flush */
+	/* The interrupt fabric and the chipset, which every vCPU's CPU
+	 * reaches: the local APICs (an IPI writes another's, lowest priority
+	 * reads them all, the I/O APIC and the PIC deliver into them), the
+	 * devices, COM1 and the lost ranges. Never taken between a vCPU's
+	 * kick_sync_enter and kick_sync_exit. */
+	struct spinlock lock;
 	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
 	bool strict_mmio;          /* accesses no device claims stop the guest */
 	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
 	struct vm_uart uart;
-	struct vm_stats stats;
 	uint64_t created_tsc;
+	uint32_t stopping;        /* a vCPU or the console ended the run: the first wins */
+	int stopped_by;           /* the vCPU whose exit ended it, -1 for the console */
 	int exit_status;
 	const char *exit_note;    /* how it ended, after the status (a literal), or NULL */
 	char stop_reason[160];
@@ -83,9 +72,14 @@ struct vm {
 	char args[VM_ARGS_MAX];   /* the guest's arguments, for HC_ARGS */
 	const struct snapshot_image *restored_from; /* its memory's image, or NULL */
 	/* Called after every exit while the VM runs (benchmark scenarios zap
-	 * or discard memory between exits); NULL when unused. */
+	 * or discard memory between exits), on the exiting vCPU's CPU: with
+	 * several vCPUs, on several CPUs at once. NULL when unused. */
 	void (*on_exit)(struct vm *vm, const struct vexit *e, void *ctx);
 	void *on_exit_ctx;
+	/* Called by the console CPU about once a millisecond while the VM
+	 * runs (a benchmark's host-side thread); NULL when unused. */
+	void (*on_watch)(struct vm *vm, void *ctx);
+	void *on_watch_ctx;
 	struct vm_lost lost;
 };
 
@@ -106,13 +100,19 @@ struct vm_create_args {
 	uint64_t restore_bytes;
 	uint32_t chunk_pages;
 	const char *args; /* the guest's arguments alone, for HC_ARGS */
-	/* A snapshot's vCPU state: the VM resumes from it instead of booting
-	 * `image` (which is then unused), its memory restored from restore_image. */
+	unsigned vcpus;   /* 1 to VM_VCPUS_MAX (0 counts as 1) */
+	/* Host CPUs to place the vCPUs on in turn (vm_place_vcpus); none:
+	 * spread over the online CPUs. */
+	uint8_t cpu_list[CPU_MAX];
+	unsigned cpu_list_len;
+	/* A snapshot's vCPU states, `vcpus` of them: the VM resumes from them
+	 * instead of booting `image` (which is then unused), its memory
+	 * restored from restore_image. */
 	const struct vcpu_state *vcpu_state;
 	struct vm_alias alias[VM_ALIASES_MAX];
 	unsigned aliases;
 	/* A clone: the memory is this VM's, shared copy-on-write, instead of a
-	 * new slot (vcpu_state is then the parent's). */
+	 * new slot (vcpu_state is then the parent's vCPUs'). */
 	struct vm *clone_of;
 	bool strict_mmio;
 	bool no_testdev; /* leave out QEMU's pc-testdev */
@@ -132,12 +132,20 @@ void vm_destroy(struct vm *vm);
  * or Ctrl-C arrives on the console; the last two pause it. Prints the outcome. */
 void vm_run(struct vm *vm, uint64_t timeout_ms);
 
+/* Make a vCPU's control block usable on this CPU, and let it go
+ * (backend.h): around every access from the console. */
+void vcpu_load(struct vcpu *v);
+void vcpu_put(struct vcpu *v);
+
 /* The VM of that name, or NULL. */
 struct vm *vm_find(const char *name);
 /* Each existing VM in id order; NULL after the last. */
 struct vm *vm_next(const struct vm *prev);
 
-/* Ask the run loop to stop the guest at its next exit with a report. */
+/* Ask the run loops to stop the guest at their next exits with a report. The
+ * first of vm_fail, vm_exit and vm_pause in a run decides how it ends; each
+ * kicks every vCPU out of the guest. v: the vCPU whose exit this is, NULL for
+ * the console. */
 void vm_fail(struct vm *vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The guest ended itself with status. */
 void vm_exit(struct vm *vm, int status);
@@ -146,5 +154,22 @@ void vm_exit(struct vm *vm, int status);
 void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len);
 /* Stop the run loop at this exit, leaving the VM paused (reason: a literal). */
 void vm_pause(struct vm *vm, const char *reason);
+/* The VM is inside vm_run and no stop was asked for. */
+static inline bool vm_running(const struct vm *vm)
+{
+	return __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING;
+}
+/* The vCPU whose exit is being handled on this CPU (vm_fail and the others
+ * record it), or NULL on the console. */
+struct vcpu *vm_current_vcpu(void);
+/* The VM's clock for its chipset: vCPU 0's guest TSC. */
+uint64_t vm_guest_tsc(const struct vm *vm);
+
+/* The VM's lock (struct vm.lock), taken with interrupts off; the unlock
+ * first wakes every other vCPU whose APIC accepted something meanwhile
+ * (kicking its CPU out of the guest or its halt). self: the vCPU whose CPU
+ * this is, NULL on the console. */
+void vm_lock(struct vm *vm);
+void vm_unlock(struct vm *vm, struct vcpu *self);
 
 extern const char *const vexit_kind_names[VEXIT_KINDS];

@@ -155,6 +155,62 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 		vmw(w, VMCS_VPID, a->tlb.vpid);
 }
 
+bool vmx_vmcs_host_state(struct vmx_vcpu *a)
+{
+	struct vmcs_writer w = { 0 };
+
+	setup_host_state(&w, a);
+	return !w.failed;
+}
+
+/* INIT (SDM vol. 3A, table 9-1) with unrestricted guest: real mode at
+ * F000:FFF0, CS base FFFF0000, 64 KiB segments with the access rights VM
+ * entry takes for them (SDM vol. 3C, 27.3.1.2: CS accessed code 0x9B with
+ * DPL 0 as SS's, SS and the data segments accessed read/write data 0x93, an
+ * LDT 0x82, a busy TSS 0x8B in TR), CR0 CD NW ET behind the fixed bits,
+ * EFER 0 and no IA-32e mode; nothing pending, nothing blocking. */
+void vmx_vmcs_init_state(void)
+{
+	struct vmcs_writer w = { 0 };
+	uint64_t cr0 = CR0_CD | CR0_NW | CR0_ET;
+
+	vmw(&w, VMCS_GUEST_CR0, cr0 | (vmx_caps.cr0_fixed0 & vmx_caps.cr0_host_owned));
+	vmw(&w, VMCS_CR0_READ_SHADOW, cr0);
+	vmw(&w, VMCS_GUEST_CR3, 0);
+	vmw(&w, VMCS_GUEST_CR4, vmx_caps.cr4_fixed0);
+	vmw(&w, VMCS_CR4_READ_SHADOW, 0);
+	guest_segment(&w, VMCS_SEG_CS, 0xf000, 0xffff, 0x9b);
+	vmw(&w, VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_CS, 0xffff0000);
+	guest_segment(&w, VMCS_SEG_SS, 0, 0xffff, 0x93);
+	guest_segment(&w, VMCS_SEG_DS, 0, 0xffff, 0x93);
+	guest_segment(&w, VMCS_SEG_ES, 0, 0xffff, 0x93);
+	guest_segment(&w, VMCS_SEG_FS, 0, 0xffff, 0x93);
+	guest_segment(&w, VMCS_SEG_GS, 0, 0xffff, 0x93);
+	guest_segment(&w, VMCS_SEG_LDTR, 0, 0xffff, 0x82);
+	guest_segment(&w, VMCS_SEG_TR, 0, 0xffff, 0x8b);
+	vmw(&w, VMCS_GUEST_GDTR_BASE, 0);
+	vmw(&w, VMCS_GUEST_GDTR_LIMIT, 0xffff);
+	vmw(&w, VMCS_GUEST_IDTR_BASE, 0);
+	vmw(&w, VMCS_GUEST_IDTR_LIMIT, 0xffff);
+	vmw(&w, VMCS_GUEST_DR7, 0x400);
+	vmw(&w, VMCS_GUEST_DEBUGCTL, 0);
+	vmw(&w, VMCS_GUEST_EFER, 0);
+	vmw(&w, VMCS_GUEST_INTERRUPTIBILITY, 0);
+	vmw(&w, VMCS_GUEST_ACTIVITY_STATE, 0);
+	vmw(&w, VMCS_GUEST_PENDING_DBG, 0);
+	vmw(&w, VMCS_ENTRY_INTR_INFO, 0);
+	vmx_set_ia32e_mode(false);
+	if (w.failed)
+		kprintf("vmx: VMWRITE to field 0x%x failed at INIT: %s\n", w.field,
+			vmx_instruction_error_name(w.error));
+}
+
+void vmx_vmcs_sipi(uint8_t vector)
+{
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_CS, (uint64_t)vector << 8);
+	vmcs_write(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_CS, (uint64_t)vector << 12);
+}
+
 bool vmx_vmcs_setup(struct vcpu *v, struct vmx_vcpu *a, paddr_t msr_bitmap)
 {
 	struct vmcs_writer w = { 0 };

@@ -215,7 +215,7 @@ static int vmx_vcpu_create(struct vcpu *v)
 	if (!(pa = vmx_frame_alloc()))
 		return -1;
 	a = pa_to_va(pa);
-	a->cpu = cpu;
+	a->cpu = a->host_cpu = cpu;
 	a->pat = PAT_DEFAULT;
 	for (unsigned i = 0; i < SWITCHED_MSRS; i++)
 		a->msrs[i].index = switched_msrs[i];
@@ -566,10 +566,57 @@ static unsigned vmx_guest_cpl(struct vcpu *v)
 	return (vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_SS) >> 5) & 3;
 }
 
-static void vmx_flush_tlb(void *vcpu)
+/* A VMCS cleared by vmx_vcpu_put on the CPU it left may be made current on
+ * any CPU; its launch state is clear, so the next entry is a VMLAUNCH. On a
+ * CPU other than the one its host state names, that state is rewritten, and
+ * the translations this CPU may still hold for the vCPU's EPTP and VPID from
+ * an earlier stay are flushed. */
+static void vmx_vcpu_load(struct vcpu *v)
 {
-	/* INVEPT runs before the next entry, on the CPU that enters. */
-	((struct vcpu *)vcpu)->flush_pending = true;
+	struct vmx_vcpu *a = v->arch;
+	struct vmx_cpu *cpu = this_cpu();
+
+	if (!cpu || a->cpu == cpu || a->cpu || !vmptrld(a->vmcs))
+		return; /* a failed load shows at the entry (vmcs_make_current) */
+	a->cpu = cpu;
+	cpu->current_vmcs = a->vmcs;
+	if (a->host_cpu != cpu && vmx_vmcs_host_state(a)) {
+		a->host_cpu = cpu;
+		v->flush_pending = true;
+		vmx_tlb_guest_flush(&a->tlb);
+	}
+}
+
+/* VMCLEAR on the CPU where the VMCS is active (SDM vol. 3C, 24.11.1): its
+ * data reaches memory and another CPU may load it. */
+static void vmx_vcpu_put(struct vcpu *v)
+{
+	struct vmx_vcpu *a = v->arch;
+
+	if (!a->cpu || a->cpu != this_cpu())
+		return;
+	vmclear(a->vmcs);
+	if (a->cpu->current_vmcs == a->vmcs)
+		a->cpu->current_vmcs = 0;
+	a->cpu = NULL;
+	a->launched = false;
+}
+
+static void vmx_init_state(struct vcpu *v)
+{
+	struct vmx_vcpu *a = v->arch;
+
+	if (!vmcs_make_current(a))
+		return;
+	vmx_vmcs_init_state();
+	/* INIT flushes the TLBs. */
+	vmx_tlb_guest_flush(&a->tlb);
+}
+
+static void vmx_sipi(struct vcpu *v, uint8_t vector)
+{
+	if (vmcs_make_current(v->arch))
+		vmx_vmcs_sipi(vector);
 }
 
 /* Not const: cpu_enable picks the EPT format (with A/D bits when the CPU has
@@ -599,7 +646,10 @@ struct virt_backend vmx_backend = {
 	.event_window = vmx_event_window,
 	.guest_cr0 = vmx_guest_cr0,
 	.guest_cr4 = vmx_guest_cr4,
-	.flush_tlb = vmx_flush_tlb,
+	.vcpu_load = vmx_vcpu_load,
+	.vcpu_put = vmx_vcpu_put,
+	.init_state = vmx_init_state,
+	.sipi = vmx_sipi,
 	.dump = vmx_dump,
 	.state_save = vmx_state_save,
 	.state_load = vmx_state_load,

@@ -27,7 +27,8 @@ struct vmx_cpu {
 struct vmx_vcpu {
 	struct vmx_msr_entry msrs[VMX_SWITCHED_MSRS];
 	paddr_t vmcs;
-	struct vmx_cpu *cpu; /* where the VMCS is active */
+	struct vmx_cpu *cpu; /* where the VMCS is active and current; NULL once cleared */
+	struct vmx_cpu *host_cpu; /* whose GDT, TSS and IDT its host-state fields name */
 	struct vmx_tlb tlb;  /* the VPID (0 without) and its pending INVVPID */
 	bool launched;
 	uint64_t eptp;
@@ -75,6 +76,12 @@ bool vmcs_make_current(struct vmx_vcpu *a);
 /* vmcs.c: the VMCS of a new vCPU, current on this CPU; false, reported on
  * the console, if a VMWRITE failed. */
 bool vmx_vmcs_setup(struct vcpu *v, struct vmx_vcpu *a, paddr_t msr_bitmap);
+/* The host-state fields for this CPU (after a move to it); false if a
+ * VMWRITE failed. */
+bool vmx_vmcs_host_state(struct vmx_vcpu *a);
+/* INIT's guest state and a SIPI's CS, in the current VMCS. */
+void vmx_vmcs_init_state(void);
+void vmx_vmcs_sipi(uint8_t vector);
 /* The backend's dump, state_save, state_check and state_load. */
 void vmx_dump(struct vcpu *v);
 size_t vmx_state_save(struct vcpu *v, void *buf);

@@ -776,6 +776,96 @@ TEST(lapic_nmi_init_sipi)
 	CHECK(!a[2].nmi_pending && !a[2].sipi_pending);
 }
 
+/* The INIT/SIPI state machine a vCPU runs before each entry
+ * (lapic_accept_start): an AP waits for a SIPI after INIT, a SIPI starts only
+ * a waiting CPU, once, with its vector; the BSP comes back from INIT running. */
+TEST(lapic_accept_start_ap)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a[2];
+	bool wait = false;
+	uint8_t vector = 0;
+
+	setup_bus(&bus, a, 2);
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector), 0);
+	/* a SIPI to a running CPU is dropped */
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_SIPI << 8) | 0x10);
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector), 0);
+	CHECK(!a[1].sipi_pending && !wait);
+	/* INIT: registers reset, waiting for a SIPI */
+	wr(&a[1], LAPIC_REG_TPR, 0x30);
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_INIT << 8));
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector), LAPIC_ACCEPT_INIT);
+	CHECK(wait && !a[1].init_pending);
+	CHECK_EQ_U64(rd(&a[1], LAPIC_REG_TPR), 0);
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector), 0);
+	CHECK(wait);
+	/* SIPI: started with its vector; a second SIPI (the guest sends two)
+	 * is dropped */
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_SIPI << 8) | 0x9f);
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector), LAPIC_ACCEPT_SIPI);
+	CHECK(!wait);
+	CHECK_EQ_U64(vector, 0x9f);
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_SIPI << 8) | 0x20);
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector), 0);
+	CHECK_EQ_U64(vector, 0x9f);
+	CHECK(!wait);
+}
+
+TEST(lapic_accept_start_init_and_sipi_together)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a[2];
+	bool wait = false;
+	uint8_t vector = 0;
+	uint64_t arrivals;
+
+	setup_bus(&bus, a, 2);
+	arrivals = a[1].arrivals;
+	/* INIT then SIPI before the CPU looked: reset, then started */
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_INIT << 8));
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_SIPI << 8) | 0x08);
+	CHECK_EQ_U64(a[1].arrivals, arrivals + 2);
+	CHECK_EQ_U64(lapic_accept_start(&a[1], &wait, &vector),
+		     LAPIC_ACCEPT_INIT | LAPIC_ACCEPT_SIPI);
+	CHECK(!wait && !a[1].sipi_pending && !a[1].init_pending);
+	CHECK_EQ_U64(vector, 0x08);
+}
+
+TEST(lapic_accept_start_bsp)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a[2];
+	bool wait = false;
+	uint8_t vector = 0;
+
+	setup_bus(&bus, a, 2);
+	/* INIT to the BSP: reset, running again (at the reset vector) */
+	send(&a[1], 0, LAPIC_ICR_ASSERT | (LAPIC_DM_INIT << 8));
+	CHECK_EQ_U64(lapic_accept_start(&a[0], &wait, &vector), LAPIC_ACCEPT_INIT);
+	CHECK(!wait);
+	send(&a[1], 0, LAPIC_ICR_ASSERT | (LAPIC_DM_SIPI << 8) | 0x12);
+	CHECK_EQ_U64(lapic_accept_start(&a[0], &wait, &vector), 0);
+}
+
+/* Every accepted message counts as an arrival (what another CPU's kick
+ * decision reads); a refused one does not. */
+TEST(lapic_arrivals)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a[2];
+	uint64_t n;
+
+	setup_bus(&bus, a, 2);
+	n = a[1].arrivals;
+	send(&a[0], 1, 0x40);
+	send(&a[0], 1, LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	CHECK_EQ_U64(a[1].arrivals, n + 2);
+	wr(&a[1], LAPIC_REG_SVR, 0xff); /* software-disabled: fixed IPIs dropped */
+	send(&a[0], 1, 0x41);
+	CHECK_EQ_U64(a[1].arrivals, n + 2);
+}
+
 TEST(lapic_lowest_priority)
 {
 	struct lapic_bus bus = { 0 };

@@ -1,0 +1,107 @@
+"""Multi-vCPU VMs on a one-CPU sprig (QEMU, AMD SVM; Bochs, Intel VMX with
+unrestricted guest, where the APs start in real mode): every vCPU shares CPU 0.
+The smp guest (guests/smp/) starts its APs with INIT and SIPI from the MADT,
+runs work on each and sends IPIs between them; under sprig with vcpus=2 and 4
+it must pass what it passes bare under `qemu -smp N`
+(tests/e2e/e2e_smp_guest.py). Also: `vm create` refuses vCPU counts and CPU
+lists this machine cannot take, stats count exits per vCPU, the MMU audit
+stays clean, and a kernel that never starts its APs runs as before."""
+import os
+import re
+
+from e2e_smp_guest import check_run
+from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
+
+SCENARIOS = ["vcpus_svm", "vcpus_vmx"]
+
+STATUS = re.compile(r"vm (\S+) exited: status (\d+)")
+
+
+def run_smp(check, m, n):
+    name = "s%d" % n
+    out = m.command("vm create %s smp vcpus=%d -- cpus=%d" % (name, n, n))
+    check("svm/vcpus%d-created" % n, "vm %s created" % name in out and "%d vCPUs" % n in out,
+          out)
+    out = m.command("vm run %s timeout=200" % name, timeout=300)
+    st = STATUS.search(out)
+    guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
+                      if line.startswith("[%s] " % name))
+    check_run(check, "svm/vcpus%d" % n, int(st.group(2)) if st else None, guest, n)
+    stats = m.command("stats " + name)
+    for i in range(n):
+        v = re.search(r"vcpu%d_exits\s+(\d+)" % i, stats)
+        check("svm/vcpus%d-vcpu%d-exits" % (n, i), v is not None and int(v.group(1)) > 0, stats)
+    total = re.search(r"^\s+exits\s+(\d+)", stats, re.M)
+    per = [int(x) for x in re.findall(r"vcpu\d+_exits\s+(\d+)", stats)]
+    check("svm/vcpus%d-exits-sum" % n, total is not None and sum(per) == int(total.group(1)),
+          stats)
+    out = m.command("vm audit " + name)
+    check("svm/vcpus%d-audit" % n, "mmu audit: ok" in out, out)
+
+
+def vcpus_svm(check):
+    m = Machine(make_iso("vcpus", "", [os.path.join(GUESTS_DIR, "smp.elf"),
+                                       os.path.join(GUESTS_DIR, "hello.elf")]))
+    try:
+        m.expect(PROMPT, timeout=60)
+        for line, expect in [
+            ("vm create bad smp vcpus=5", "bad vcpus '5' (1 to 4: 4 per online CPU)"),
+            ("vm create bad smp vcpus=0", "bad vcpus '0'"),
+            ("vm create bad smp vcpus=2 cpus=1", "CPU 1 does not exist"),
+            ("vm create bad smp cpus=1-", "bad CPU list '1-'"),
+            ("vm create bad smp cpus=0,0", "CPU 0 is listed twice"),
+        ]:
+            out = m.command(line)
+            check("svm/refused " + line, expect in out, out)
+        out = m.command("vm list")
+        check("svm/refused-left-nothing", "no VMs" in out, out)
+        run_smp(check, m, 2)
+        run_smp(check, m, 4)
+        # Pinned on CPU 0 by name: the same.
+        out = m.command("vm create p smp vcpus=2 cpus=0 -- cpus=2")
+        check("svm/pinned-created", "vm p created" in out, out)
+        out = m.command("vm run p timeout=200", timeout=300)
+        check("svm/pinned-passes", "smp: 8 passed, 0 failed, 0 skipped" in out and
+              "vm p exited: status 0" in out, out)
+        # A kernel that never starts its APs: they wait, it runs as with one.
+        out = m.command("vm create h hello vcpus=3 -- three")
+        out = m.command("vm run h timeout=60", timeout=120)
+        check("svm/aps-never-started", "vm h exited: status 0" in out and
+              'args: "three"' in out, out)
+        stats = m.command("stats h")
+        check("svm/aps-never-ran", re.search(r"vcpu1_exits\s+0\b", stats) is not None and
+              re.search(r"vcpu2_exits\s+0\b", stats) is not None, stats)
+        # Images hold one vCPU: a VM of several is refused, with the reason.
+        out = m.command("vm create sn smp vcpus=2 -- cpus=2")
+        out = m.command("vm snapshot sn img")
+        check("svm/snapshot-refused", "has 2 vCPUs" in out, out)
+        # The remote flush's debug switch is listed and set like the others.
+        out = m.command("mmu")
+        check("svm/remote-flush-listed", re.search(r"remote_flush=on\s", out) is not None, out)
+        out = m.command("mmu remote_flush=off")
+        out = m.command("mmu")
+        check("svm/remote-flush-off", re.search(r"remote_flush=off\s", out) is not None, out)
+        m.command("mmu remote_flush=on")
+        out = m.command("version")
+        check("svm/sprig-goes-on", "sprig " in out, out)
+    finally:
+        m.close()
+
+
+def vcpus_vmx(check):
+    m = BochsConsole(make_iso("vcpus-vmx", "", [os.path.join(GUESTS_DIR, "smp.elf")]))
+    try:
+        m.expect(PROMPT, timeout=240)
+        out = m.command("vm create s2 smp vcpus=2 -- cpus=2", timeout=60)
+        check("vmx/vcpus2-created", "vm s2 created" in out, out)
+        out = m.command("vm run s2 timeout=200", timeout=420)
+        st = STATUS.search(out)
+        guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
+                          if line.startswith("[s2] "))
+        check_run(check, "vmx/vcpus2", int(st.group(2)) if st else None, guest, 2)
+    finally:
+        m.close()
+
+
+if __name__ == "__main__":
+    scenario_main(globals(), "vcpus_svm")

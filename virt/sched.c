@@ -1,0 +1,224 @@
+/* vCPUs on host CPUs (sched.h). Each CPU that holds vCPUs of the running VM
+ * runs them in turn, a slice each: a slice ends at every host interrupt
+ * exit (sprig's 1 kHz tick, or a kick), when its vCPU halts, and after a
+ * millisecond by the TSC, so vCPUs sharing a CPU get it round-robin. The
+ * console CPU (CPU 0) runs its own share the same way, or only watches:
+ * Ctrl-C, the deadline and the VM's on_watch hook. */
+#include "virt/sched.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/tsc.h"
+#include "lib/print.h"
+#include "virt/fpu.h"
+#include "virt/shell.h"
+#include "virt/vcpu_run.h"
+
+#define CONSOLE_CPU 0
+#define SLICE_MS 1 /* at most, as long as the tick's period */
+
+bool vm_remote_flush = true;
+
+/* A CPU's share of the running VM. */
+struct sched_cpu {
+	struct vm *vm;
+	struct vcpu *vcpus[VM_VCPUS_MAX];
+	unsigned n;
+	unsigned next;        /* where the round goes on */
+	struct vcpu *current; /* whose exit this CPU handles now, or NULL */
+};
+
+static struct sched_cpu sched_cpus[CPU_MAX];
+static uint64_t run_deadline, next_poll; /* the console CPU's */
+
+bool vm_place_vcpus(struct vm *vm, const uint8_t *list, unsigned len, char *err, size_t errlen)
+{
+	uint8_t spread[CPU_MAX];
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < len; i++) {
+		if (list[i] >= smp_cpu_count() || smp_cpu_state(list[i]) != CPU_ONLINE) {
+			ksnprintf(err, errlen, "CPU %u %s (see 'cpus')", list[i],
+				  list[i] >= smp_cpu_count() ? "does not exist" : "is not online");
+			return false;
+		}
+	}
+	if (!len) {
+		for (unsigned c = 0; c < smp_cpu_count(); c++)
+			if (c != CONSOLE_CPU && smp_cpu_state(c) == CPU_ONLINE)
+				spread[n++] = (uint8_t)c;
+		if (!n)
+			spread[n++] = CONSOLE_CPU;
+		list = spread;
+		len = n;
+	}
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		vm->vcpus[i]->kick.cpu = list[i % len];
+	return true;
+}
+
+struct vcpu *vm_current_vcpu(void)
+{
+	return sched_cpus[this_cpu_id()].current;
+}
+
+static void kick_cpu(int cpu)
+{
+	if ((unsigned)cpu != this_cpu_id())
+		smp_kick((unsigned)cpu);
+}
+
+void vm_lock(struct vm *vm)
+{
+	spin_lock(&vm->lock);
+}
+
+/* A vCPU whose APIC accepted something since it was last kicked for it:
+ * post VCPU_REQ_EVENT and wake its CPU if the vCPU may be in the guest or
+ * asleep there (a halted CPU takes the kick even if it came before the hlt:
+ * interrupts were off). The vCPU's own CPU needs no kick. */
+void vm_unlock(struct vm *vm, struct vcpu *self)
+{
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *t = vm->vcpus[i];
+		uint32_t seq;
+
+		if (t == self || t->apic.arrivals == t->arrivals_kicked)
+			continue;
+		t->arrivals_kicked = t->apic.arrivals;
+		if (kick_sync_request(&t->kick, VCPU_REQ_EVENT, &seq) || t->halted || t->wait_sipi)
+			kick_cpu(t->kick.cpu);
+	}
+	spin_unlock(&vm->lock);
+}
+
+void vm_kick_all(struct vm *vm)
+{
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *t = vm->vcpus[i];
+		uint32_t seq;
+
+		if (kick_sync_in_guest(&t->kick, &seq) || t->halted || t->wait_sipi)
+			kick_cpu(t->kick.cpu);
+	}
+}
+
+void vm_flush_tlb(void *ctx)
+{
+	struct vm *vm = ctx;
+	uint32_t seq[VM_VCPUS_MAX];
+
+	kick_remote_flush(vm->kicks, vm->nr_vcpus, vm_remote_flush ? kick_cpu : NULL, seq);
+}
+
+/* Console CPU only: the deadline and the console, once a millisecond (the
+ * tick ends a slice or a sleep at least that often), and the VM's hook. */
+static void console_watch(struct vm *vm)
+{
+	uint64_t now = rdtsc();
+
+	if (run_deadline && now >= run_deadline) {
+		vm_pause(vm, "timeout");
+	} else if (now >= next_poll) {
+		next_poll = now + tsc_khz();
+		if (console_poll())
+			vm_pause(vm, "Ctrl-C");
+		else if (vm->on_watch)
+			vm->on_watch(vm, vm->on_watch_ctx);
+	}
+}
+
+/* The next vCPU of the round that wants the CPU, or NULL. */
+static struct vcpu *pick(struct sched_cpu *c)
+{
+	struct vcpu *v = NULL;
+
+	vm_lock(c->vm);
+	for (unsigned k = 0; k < c->n && !v; k++) {
+		struct vcpu *t = c->vcpus[(c->next + k) % c->n];
+
+		if (vcpu_wants_cpu(t)) {
+			v = t;
+			c->next = (c->next + k + 1) % c->n;
+		}
+	}
+	if (!v)
+		for (unsigned k = 0; k < c->n; k++)
+			vcpu_arm_host_timer(c->vcpus[k]);
+	vm_unlock(c->vm, NULL);
+	return v;
+}
+
+/* This CPU stops running v: its control block and FPU state go where
+ * another CPU (or the console) can take them. */
+static void cpu_leaves(struct vcpu *v)
+{
+	fpu_vcpu_put(v);
+	vcpu_put(v);
+}
+
+/* A CPU's loop over its share, interrupts off, until the VM stops. */
+static void cpu_loop(struct sched_cpu *c)
+{
+	struct vm *vm = c->vm;
+	struct vcpu *loaded = NULL;
+	bool console = this_cpu_id() == CONSOLE_CPU;
+
+	cli();
+	while (vm_running(vm)) {
+		struct vcpu *v = c->n ? pick(c) : NULL;
+
+		if (!v) {
+			/* Asleep until an interrupt: the tick, a one-shot for
+			 * a guest timer, or a kick. */
+			sti_hlt_cli();
+		} else {
+			if (v != loaded) {
+				if (loaded)
+					cpu_leaves(loaded);
+				vcpu_load(v);
+				loaded = v;
+			}
+			c->current = v;
+			vcpu_run_slice(v, rdtsc() + tsc_khz() * SLICE_MS);
+			c->current = NULL;
+			/* Let sprig's own interrupts (the tick, a kick) in. */
+			sti();
+			__asm__ volatile("nop");
+			cli();
+		}
+		if (console)
+			console_watch(vm);
+	}
+	if (loaded)
+		cpu_leaves(loaded);
+	sti();
+}
+
+static void cpu_loop_call(void *arg)
+{
+	cpu_loop(arg);
+}
+
+void sched_run(struct vm *vm, uint64_t deadline)
+{
+	bool started[CPU_MAX] = { false };
+
+	for (unsigned c = 0; c < CPU_MAX; c++)
+		sched_cpus[c] = (struct sched_cpu){ .vm = vm };
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		struct sched_cpu *c = &sched_cpus[vm->vcpus[i]->kick.cpu];
+
+		c->vcpus[c->n++] = vm->vcpus[i];
+	}
+	run_deadline = deadline;
+	next_poll = rdtsc();
+	for (unsigned c = 0; c < CPU_MAX; c++) {
+		if (c == CONSOLE_CPU || !sched_cpus[c].n)
+			continue;
+		if (!(started[c] = smp_call(c, cpu_loop_call, &sched_cpus[c])))
+			vm_fail(vm, "CPU %u cannot take its vCPUs (offline or busy)", c);
+	}
+	cpu_loop(&sched_cpus[CONSOLE_CPU]);
+	for (unsigned c = 0; c < CPU_MAX; c++)
+		while (started[c] && smp_busy(c))
+			cpu_relax();
+}

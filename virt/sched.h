@@ -1,0 +1,30 @@
+/* Which vCPU runs on which host CPU, and how CPUs reach each other's vCPUs:
+ * placement at creation, the per-CPU run loops that share a CPU between its
+ * vCPUs, kicks, and the MMU's remote TLB flush (virt/kick.h underneath). */
+#pragma once
+#include "virt/vm.h"
+
+/* A request (virt/kick.h) beside KICK_REQ_FLUSH_TLB: something arrived for
+ * the vCPU after its CPU looked; give up the entry and look again. */
+#define VCPU_REQ_EVENT (1u << 1)
+
+/* `mmu remote_flush=on|off` (virt/mmu_options.c): off posts the flush
+ * request without kicking or waiting (kick_remote_flush with kick NULL). */
+extern bool vm_remote_flush;
+
+/* Give each vCPU its host CPU: the CPUs of list[] in turn (each must exist and
+ * be online), else the online CPUs but the console's (CPU 0) in turn, else
+ * CPU 0. False with a reason. */
+bool vm_place_vcpus(struct vm *vm, const uint8_t *list, unsigned len, char *err, size_t errlen);
+
+/* Run every vCPU of vm on its CPU until a stop (vm_running false), the
+ * console CPU polling for Ctrl-C and the deadline (TSC, 0 for none) and
+ * calling vm->on_watch; returns when every CPU has left the VM. */
+void sched_run(struct vm *vm, uint64_t deadline);
+
+/* Kick every vCPU of vm that may be in guest mode or asleep. */
+void vm_kick_all(struct vm *vm);
+
+/* The MMU's flush callback (mmu_init), ctx the VM: every vCPU flushes before
+ * its next entry; those in guest mode are kicked and waited for. */
+void vm_flush_tlb(void *ctx);

@@ -1,0 +1,284 @@
+/* One vCPU's entries and exits (vcpu_run.h): deliver what its APIC holds,
+ * enter through the backend inside the kick_sync sequence, hand each
+ * decoded exit to its handler. sprig and the other VMs go on whatever the
+ * guest does. */
+#include "virt/vcpu_run.h"
+#include "arch/x86/apic.h"
+#include "arch/x86/cpu.h"
+#include "arch/x86/regs.h"
+#include "arch/x86/tsc.h"
+#include "virt/emulate.h"
+#include "virt/fpu.h"
+#include "virt/mmio.h"
+#include "virt/sched.h"
+
+#define RESET_RIP 0xfff0 /* with CS base FFFF0000: the reset vector */
+
+static const char *access_name(unsigned access)
+{
+	return access & TDP_ACC_EXEC ? "fetch" : access & TDP_ACC_WRITE ? "write" : "read";
+}
+
+static bool handle_npf(struct vcpu *v, const struct vexit *e)
+{
+	struct vm *vm = v->vm;
+
+	switch (tdp_map_cached(&vm->mmu, &v->table_cache, e->npf.gpa, e->npf.access)) {
+	case TDP_FIXED:
+	case TDP_SPURIOUS:
+	case TDP_RETRY:
+		break;
+	case TDP_NO_SLOT:
+		mmio_exit(v, e);
+		break;
+	case TDP_PERMISSION:
+		vm_fail(vm, "%s to gpa 0x%llx is not allowed by its memslot",
+			access_name(e->npf.access), (unsigned long long)e->npf.gpa);
+		break;
+	case TDP_NO_MEMORY:
+		vm_fail(vm, "out of host memory backing gpa 0x%llx", (unsigned long long)e->npf.gpa);
+		break;
+	}
+	return false; /* the faulting instruction runs again */
+}
+
+/* The instructions a backend hands over rather than runs: true when the
+ * instruction is done (skipped), false when it faults. */
+static bool emulate_insn(struct vcpu *v, enum vexit_insn insn)
+{
+	switch (insn) {
+	case VEXIT_INSN_INVD:
+		/* As KVM: nothing to invalidate that the guest could tell from
+		 * keeping it; never the host's caches. */
+		return true;
+	case VEXIT_INSN_RDPMC:
+		/* No counters are offered: every ECX is out of range. */
+		backend->inject_exception(v, X86_VEC_GP);
+		return false;
+	case VEXIT_INSN_MONITOR_MWAIT:
+	case VEXIT_INSN_VIRT:
+		break;
+	}
+	backend->inject_exception(v, X86_VEC_UD);
+	return false;
+}
+
+/* Handle one exit; true when the exiting instruction completed. */
+static bool handle_exit(struct vcpu *v, const struct vexit *e)
+{
+	struct vm *vm = v->vm;
+
+	switch (e->kind) {
+	case VEXIT_NPF:
+		return handle_npf(v, e);
+	case VEXIT_IO:
+		return emulate_io(v, e);
+	case VEXIT_HYPERCALL:
+		return emulate_hypercall(v);
+	case VEXIT_CPUID:
+		return emulate_cpuid(v);
+	case VEXIT_RDMSR:
+		return emulate_rdmsr(v);
+	case VEXIT_WRMSR:
+		return emulate_wrmsr(v);
+	case VEXIT_XSETBV:
+		if (fpu_guest_xsetbv(v, (uint32_t)v->regs.rcx,
+				     (v->regs.rdx << 32) | (uint32_t)v->regs.rax))
+			return true;
+		backend->inject_exception(v, X86_VEC_GP);
+		return false;
+	case VEXIT_INSN:
+		return emulate_insn(v, e->insn);
+	case VEXIT_HLT:
+		/* With interrupts off only an NMI or an INIT wakes it: another
+		 * vCPU can send those, but nothing sends them to a VM's only
+		 * vCPU, for which this is the guest's end. */
+		if (!(v->regs.rflags & RFLAGS_IF) && vm->nr_vcpus == 1) {
+			vm_fail(vm, "halted with interrupts off");
+			return false;
+		}
+		v->halted = true;
+		return true;
+	case VEXIT_WINDOW:
+		v->stats.irq_window_exits++;
+		return false;
+	case VEXIT_SHUTDOWN:
+		vm_fail(vm, "triple fault (shutdown)");
+		return false;
+	case VEXIT_FAILED:
+		vm_fail(vm, "%s", e->text);
+		return false;
+	case VEXIT_UNKNOWN:
+		vm_fail(vm, "unexpected exit: %s", e->text);
+		return false;
+	case VEXIT_INTR:
+	case VEXIT_HANDLED:
+	case VEXIT_KINDS:
+		break;
+	}
+	return false;
+}
+
+/* Fire what the guest's APIC timer and the chipset have due by now, noting
+ * how late. */
+static void update_timers(struct vcpu *v, uint64_t now)
+{
+	struct lapic *a = &v->apic;
+	uint64_t due = lapic_timer_next(a);
+
+	platform_update(v->vm, vm_guest_tsc(v->vm));
+	if (!due || now < due)
+		return;
+	lapic_timer_update(a, now);
+	if (tsc_to_ns(now - due) > v->stats.timer_late_max_ns)
+		v->stats.timer_late_max_ns = tsc_to_ns(now - due);
+}
+
+void vcpu_arm_host_timer(struct vcpu *v)
+{
+	uint64_t due = lapic_timer_next(&v->apic);
+	uint64_t now = vm_guest_tsc(v->vm);
+	uint64_t chipset = platform_next_event(v->vm, now);
+
+	/* The chipset's clock is vCPU 0's: its events in v's TSC. */
+	if (chipset)
+		chipset += (uint64_t)(v->tsc_offset - v->vm->vcpus[0]->tsc_offset);
+	if (chipset && (!due || chipset < due))
+		due = chipset;
+	if (due)
+		apic_timer_wake_by(due - (uint64_t)v->tsc_offset);
+}
+
+/* What ends a halt: an NMI or an INIT always; an interrupt when the guest
+ * halted with interrupts on. */
+static bool wakes_halted(struct vcpu *v)
+{
+	if (v->apic.nmi_pending || v->apic.init_pending)
+		return true;
+	return (v->regs.rflags & RFLAGS_IF) &&
+	       (lapic_pending_irq(&v->apic) >= 0 || (v->index == 0 && platform_extint_pending(v->vm)));
+}
+
+bool vcpu_wants_cpu(struct vcpu *v)
+{
+	if (v->apic.init_pending || (v->apic.sipi_pending && v->wait_sipi))
+		return true;
+	return !v->wait_sipi && (!v->halted || wakes_halted(v));
+}
+
+void vcpu_init_state(struct vcpu *v)
+{
+	backend->init_state(v);
+	v->regs = (struct vcpu_regs){ .rip = RESET_RIP, .rflags = RFLAGS_FIXED,
+				      .rdx = cpuid(1, 0).eax /* the processor signature */ };
+	v->halted = false;
+}
+
+/* INIT and SIPI (lapic_accept_start), with the control block loaded. */
+static void take_start(struct vcpu *v)
+{
+	uint8_t vector = 0;
+	unsigned got = lapic_accept_start(&v->apic, &v->wait_sipi, &vector);
+
+	if (got & LAPIC_ACCEPT_INIT)
+		vcpu_init_state(v);
+	if (got & LAPIC_ACCEPT_SIPI) {
+		backend->sipi(v, vector);
+		v->regs.rip = 0;
+	}
+}
+
+/* Before an entry: inject what the APIC holds for the vCPU when it can take
+ * it, otherwise ask for an exit when it can (the window). */
+static void deliver_events(struct vcpu *v)
+{
+	struct vm *vm = v->vm;
+	bool want_nmi = false, want_irq = false;
+	int vector;
+
+	if (v->apic.nmi_pending) {
+		if (backend->nmi_allowed(v)) {
+			backend->inject_nmi(v);
+			v->apic.nmi_pending = false;
+			v->stats.nmi_injected++;
+		} else {
+			want_nmi = true;
+		}
+	}
+	if ((vector = lapic_pending_irq(&v->apic)) >= 0) {
+		if (backend->irq_allowed(v)) {
+			backend->inject_irq(v, (uint8_t)vector);
+			lapic_ack_irq(&v->apic, (uint8_t)vector);
+			v->stats.irq_injected++;
+		} else {
+			want_irq = true;
+		}
+	} else if (v->index == 0 && platform_extint_pending(vm)) {
+		/* The 8259's interrupt through the BSP's LINT0: the vector is
+		 * the PIC's, taken (its INTA cycle) only when it is delivered. */
+		if (backend->irq_allowed(v)) {
+			backend->inject_irq(v, platform_extint_ack(vm));
+			v->stats.irq_injected++;
+		} else {
+			want_irq = true;
+		}
+	}
+	backend->event_window(v, want_irq, want_nmi);
+}
+
+/* Enter inside the kick_sync sequence: false (no entry) when the VM stopped
+ * or something arrived since deliver_events looked. */
+static bool enter(struct vcpu *v, struct vexit *e)
+{
+	uint32_t req = kick_sync_enter(&v->kick);
+
+	if (req & KICK_REQ_FLUSH_TLB)
+		v->flush_pending = true;
+	if ((req & VCPU_REQ_EVENT) || !vm_running(v->vm)) {
+		kick_sync_exit(&v->kick);
+		return false;
+	}
+	backend->run(v, e);
+	kick_sync_exit(&v->kick);
+	return true;
+}
+
+void vcpu_run_slice(struct vcpu *v, uint64_t end)
+{
+	struct vm *vm = v->vm;
+	struct vexit e;
+
+	while (vm_running(vm) && rdtsc() < end) {
+		/* The guest's clock, once for the timers of this round. */
+		uint64_t now = guest_tsc(v);
+		bool ready;
+
+		vm_lock(vm);
+		take_start(v);
+		update_timers(v, now);
+		ready = !v->wait_sipi && (!v->halted || wakes_halted(v));
+		if (ready) {
+			v->halted = false;
+			deliver_events(v);
+			vcpu_arm_host_timer(v);
+		}
+		vm_unlock(vm, v);
+		if (!ready)
+			return;
+		fpu_enter(v);
+		if (!enter(v, &e)) {
+			fpu_exit(v);
+			continue;
+		}
+		fpu_exit(v);
+		v->stats.exits++;
+		v->stats.exits_by_kind[e.kind]++;
+		v->stats.events_requeued += e.requeued;
+		if (handle_exit(v, &e))
+			v->regs.rip += e.insn_len;
+		if (vm->on_exit && vm_running(vm))
+			vm->on_exit(vm, &e, vm->on_exit_ctx);
+		if (e.kind == VEXIT_INTR)
+			return; /* the tick or a kick: the CPU takes it, then maybe another vCPU */
+	}
+}
