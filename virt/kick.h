@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #define KICK_REQ_FLUSH_TLB (1u << 0) /* flush the guest's TLB before the next entry */
+#define KICK_REQ_EVENT (1u << 1)     /* its APIC accepted an event: deliver before entering */
 
 struct kick_sync {
 	uint32_t seq;      /* odd while the vCPU is in (or about to enter) guest mode */

@@ -72,7 +72,7 @@ void vm_lock(struct vm *vm)
 }
 
 /* A vCPU whose APIC accepted something since it was last kicked for it:
- * post VCPU_REQ_EVENT and wake its CPU if the vCPU may be in the guest or
+ * post KICK_REQ_EVENT and wake its CPU if the vCPU may be in the guest or
  * asleep there (a halted CPU takes the kick even if it came before the hlt:
  * interrupts were off). The vCPU's own CPU needs no kick. */
 void vm_unlock(struct vm *vm, struct vcpu *self)
@@ -84,7 +84,7 @@ void vm_unlock(struct vm *vm, struct vcpu *self)
 		if (t == self || t->apic.arrivals == t->arrivals_kicked)
 			continue;
 		t->arrivals_kicked = t->apic.arrivals;
-		if (kick_sync_request(&t->kick, VCPU_REQ_EVENT, &seq) || t->halted || t->wait_sipi)
+		if (kick_sync_request(&t->kick, KICK_REQ_EVENT, &seq) || t->halted || t->wait_sipi)
 			kick_cpu(t->kick.cpu);
 	}
 	spin_unlock(&vm->lock);

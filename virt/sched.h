@@ -4,10 +4,6 @@
 #pragma once
 #include "virt/vm.h"
 
-/* A request (virt/kick.h) beside KICK_REQ_FLUSH_TLB: something arrived for
- * the vCPU after its CPU looked; give up the entry and look again. */
-#define VCPU_REQ_EVENT (1u << 1)
-
 /* `mmu remote_flush=on|off` (virt/mmu_options.c): off posts the flush
  * request without kicking or waiting (kick_remote_flush with kick NULL). */
 extern bool vm_remote_flush;

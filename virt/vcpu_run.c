@@ -234,7 +234,7 @@ static bool enter(struct vcpu *v, struct vexit *e)
 
 	if (req & KICK_REQ_FLUSH_TLB)
 		v->flush_pending = true;
-	if ((req & VCPU_REQ_EVENT) || !vm_running(v->vm)) {
+	if ((req & KICK_REQ_EVENT) || !vm_running(v->vm)) {
 		kick_sync_exit(&v->kick);
 		return false;
 	}

@@ -568,23 +568,19 @@ static unsigned vmx_guest_cpl(struct vcpu *v)
 
 /* A VMCS cleared by vmx_vcpu_put on the CPU it left may be made current on
  * any CPU; its launch state is clear, so the next entry is a VMLAUNCH. On a
- * CPU other than the one its host state names, that state is rewritten, and
- * the translations this CPU may still hold for the vCPU's EPTP and VPID from
- * an earlier stay are flushed. */
+ * CPU other than the one its host state names, that state is rewritten (the
+ * entry flushes what this CPU may hold from an earlier stay: tlb.c). */
 static void vmx_vcpu_load(struct vcpu *v)
 {
 	struct vmx_vcpu *a = v->arch;
-	struct vmx_cpu *cpu = this_cpu();
+	struct vmx_cpu *cpu = vmx_this_cpu();
 
 	if (!cpu || a->cpu == cpu || a->cpu || !vmptrld(a->vmcs))
 		return; /* a failed load shows at the entry (vmcs_make_current) */
 	a->cpu = cpu;
 	cpu->current_vmcs = a->vmcs;
-	if (a->host_cpu != cpu && vmx_vmcs_host_state(a)) {
+	if (a->host_cpu != cpu && vmx_vmcs_host_state(a))
 		a->host_cpu = cpu;
-		v->flush_pending = true;
-		vmx_tlb_guest_flush(&a->tlb);
-	}
 }
 
 /* VMCLEAR on the CPU where the VMCS is active (SDM vol. 3C, 24.11.1): its
@@ -593,7 +589,7 @@ static void vmx_vcpu_put(struct vcpu *v)
 {
 	struct vmx_vcpu *a = v->arch;
 
-	if (!a->cpu || a->cpu != this_cpu())
+	if (!a->cpu || a->cpu != vmx_this_cpu())
 		return;
 	vmclear(a->vmcs);
 	if (a->cpu->current_vmcs == a->vmcs)
