@@ -8,6 +8,7 @@ import os
 import re
 import time
 
+from e2e_smp_guest import check_run
 from machine import (GUESTS_DIR, Machine, PROMPT, make_iso, run_bochs, scenario_main,
                      split_run_output)
 
@@ -120,8 +121,15 @@ def qemu_uefi_smp2(check):
 
 def bochs_smp2(check):
     """Bochs, VMX with EPT, 2 CPUs: the AP enables VMX itself (VMXON on its
-    own region) and answers; one boot, under 3 minutes."""
-    iso = make_iso("bochs-smp", 'run="cpus; vm create h hello; vm run h; poweroff"', [HELLO])
+    own region) and answers; a 2-vCPU guest runs across both CPUs (its AP
+    started in real mode, IPIs crossing CPUs, the VMCS on the AP's CPU); the
+    stale-translation test passes with the remote flush and fails without;
+    one boot, under 3 minutes."""
+    iso = make_iso("bochs-smp", 'run="cpus; vm create h hello; vm run h; '
+                   'vm create s smp vcpus=2 cpus=0,1 -- cpus=2 rounds=20; vm run s timeout=120; '
+                   'bench stale rounds=200; mmu remote_flush=off; bench stale rounds=200; '
+                   'poweroff"', [HELLO, os.path.join(GUESTS_DIR, "smp.elf"),
+                                 os.path.join(GUESTS_DIR, "stale.elf")])
     t = time.time()
     log = run_bochs(iso, cpus=2, timeout=180)
     took = time.time() - t
@@ -132,6 +140,18 @@ def bochs_smp2(check):
     check_all_online(check, "bochs-smp2", parts.get("cpus", ""), 2)
     out = parts.get("vm run h", "")
     check("bochs-smp2/vm-runs", "vm h exited: status 0" in out, log[-2000:])
+    out = parts.get("vm run s timeout=120", "")
+    st = re.search(r"vm s exited: status (\d+)", out)
+    guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
+                      if line.startswith("[s] "))
+    check_run(check, "bochs-smp2/vcpus2", int(st.group(1)) if st else None, guest, 2)
+    # The two stale runs, remote flush on and then off, in their order.
+    stale = [re.search(r"^stale: rounds=(\d+) hits=(\d+)", chunk, re.M)
+             for chunk in log.split(PROMPT) if chunk.startswith("bench stale")]
+    check("bochs-smp2/stale-remote-flush-on", len(stale) == 2 and stale[0] is not None and
+          stale[0].group(1) == "200" and stale[0].group(2) == "0", log[-3000:])
+    check("bochs-smp2/stale-remote-flush-off", len(stale) == 2 and stale[1] is not None and
+          stale[1].group(1) == "200" and int(stale[1].group(2)) > 0, log[-3000:])
     check("bochs-smp2/poweroff", "poweroff" in parts, log[-500:])
     check("bochs-smp2/under-3-minutes", took < 180, "%.0f s" % took)
 
