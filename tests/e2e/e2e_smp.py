@@ -12,7 +12,7 @@ from e2e_smp_guest import check_run
 from machine import (GUESTS_DIR, Machine, PROMPT, make_iso, run_bochs, scenario_main,
                      split_run_output)
 
-SCENARIOS = ["qemu_bios_smp4", "qemu_bios_smp2", "qemu_bios_maxcpus", "qemu_uefi_smp2",
+SCENARIOS = ["qemu_bios_smp4", "qemu_bios_smp2", "qemu_bios_maxcpus", "qemu_uefi_smp4",
              "bochs_smp2"]
 
 HELLO = os.path.join(GUESTS_DIR, "hello.elf")
@@ -106,15 +106,23 @@ def qemu_bios_maxcpus(check):
         m.close()
 
 
-def qemu_uefi_smp2(check):
-    """OVMF: the trampoline's page comes from the EFI memory map."""
-    m, boot = boot_qemu(make_iso("smp-uefi", "", [HELLO]), 2, firmware="uefi")
+def qemu_uefi_smp4(check):
+    """OVMF: the trampoline's page comes from the EFI memory map; a 3-vCPU
+    guest then runs on CPUs 1-3."""
+    m, boot = boot_qemu(make_iso("smp-uefi", "", [HELLO, os.path.join(GUESTS_DIR, "smp.elf")]),
+                        4, firmware="uefi")
     try:
-        check("uefi-smp2/efi-memory-map", "EFI memory map" in boot, boot[-2000:])
-        check("uefi-smp2/boot-line", re.search(r"^smp: 2 CPUs online", boot, re.M) is not None,
+        check("uefi-smp4/efi-memory-map", "EFI memory map" in boot, boot[-2000:])
+        check("uefi-smp4/boot-line", re.search(r"^smp: 4 CPUs online", boot, re.M) is not None,
               boot)
-        check_all_online(check, "uefi-smp2", m.command("cpus"), 2)
-        check_vm_runs(check, "uefi-smp2", m, "h")
+        check_all_online(check, "uefi-smp4", m.command("cpus"), 4)
+        check_vm_runs(check, "uefi-smp4", m, "h")
+        m.command("vm create s smp vcpus=3 -- cpus=3")
+        out = m.command("vm run s timeout=120", timeout=180)
+        st = re.search(r"vm s exited: status (\d+)", out)
+        guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
+                          if line.startswith("[s] "))
+        check_run(check, "uefi-smp4/vcpus3", int(st.group(1)) if st else None, guest, 3)
     finally:
         m.close()
 

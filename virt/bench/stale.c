@@ -7,7 +7,9 @@
  * still ran on a translation the flush should have taken away. QEMU flushes a
  * vCPU's TLB at every VMRUN and #VMEXIT, so what can show here is a missing
  * kick; with `mmu remote_flush=off` there are hits, with it on there must be
- * none. */
+ * none. (Without the kick about every other round hits: the frame freed by
+ * one round is the next round's copy, so the stale translation then reads the
+ * new word by chance, through a frame the guest should no longer reach.) */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
