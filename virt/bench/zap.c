@@ -43,6 +43,9 @@
 #define DEFAULT_EVERY 16
 #define DEFAULT_EVERY_US 1000
 #define DEFAULT_TOUCHES 20000
+/* Per vCPU: enough that the vCPUs refault the zapped ranges between zaps all
+ * run long, as the proposal's continuously faulting vCPUs do. */
+#define DEFAULT_VCPU_TOUCHES 200000
 #define DEFAULT_REPS 5
 #define RUN_TIMEOUT_MS (600 * 1000)
 #define GUEST_CPUS_MAX 32 /* guests/rt/smp.h's SMP_CPU_MAX */
@@ -324,7 +327,7 @@ static int zap_scenario(int argc, char **argv)
 {
 	static struct vcpus_bench b;
 	struct zap_schedule z = { .every = DEFAULT_EVERY };
-	uint64_t touches = DEFAULT_TOUCHES, vcpus = 0, max_vcpus, reps = DEFAULT_REPS;
+	uint64_t touches = 0, vcpus = 0, max_vcpus, reps = DEFAULT_REPS;
 	uint64_t every_us = DEFAULT_EVERY_US;
 	bool by_exits = false, by_time = false;
 	const struct boot_module *mod;
@@ -376,6 +379,8 @@ static int zap_scenario(int argc, char **argv)
 		kprintf("bench zap: no module 'churn' (the ISO carries it)\n");
 		return 1;
 	}
+	if (!touches)
+		touches = vcpus ? DEFAULT_VCPU_TOUCHES : DEFAULT_TOUCHES;
 	if (vcpus) {
 		b = (struct vcpus_bench){ .vcpus = (unsigned)vcpus, .reps = (unsigned)reps,
 					  .every_us = every_us, .touches = touches };
