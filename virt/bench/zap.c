@@ -24,6 +24,7 @@
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
 #include "lib/print.h"
+#include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
@@ -247,13 +248,8 @@ static struct spread spread_of(const uint64_t *values, unsigned n)
 {
 	uint64_t v[MAX_REPS];
 
-	for (unsigned i = 0; i < n; i++) {
-		unsigned j = i;
-
-		for (; j > 0 && v[j - 1] > values[i]; j--)
-			v[j] = v[j - 1];
-		v[j] = values[i];
-	}
+	memcpy(v, values, n * sizeof(v[0]));
+	sort_u64(v, n);
 	return (struct spread){ .median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
 				.min = v[0], .max = v[n - 1] };
 }
