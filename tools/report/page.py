@@ -5,7 +5,7 @@ no data: URIs, nothing fetched from the network."""
 import html
 
 from . import proposals
-from .verdicts import WHERE_NAMES, one, ratio, select
+from .verdicts import WHERE_NAMES, one, one_vcpu, ratio, select
 
 STYLE = """body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
@@ -119,6 +119,7 @@ def compare_leaf(recs):
 
 
 def compare_split(recs):
+    recs = one_vcpu(recs)
     p = proposals.SPLIT
     rows = []
     for where in ("host", "qemu", "bochs"):

@@ -9,7 +9,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .verdicts import WHERE_NAMES, one, select  # noqa: E402
+from .verdicts import WHERE_NAMES, one, one_vcpu, select  # noqa: E402
 
 DPI = 90
 
@@ -102,7 +102,8 @@ def zap_visits(recs, outdir):
 
 
 def zap_guest(recs, outdir):
-    rows = [r for r in recs if r.get("bench") == "zap" and r["where"] in ("qemu", "bochs")]
+    rows = [r for r in one_vcpu(recs) if r.get("bench") == "zap" and
+            r["where"] in ("qemu", "bochs")]
     if not rows:
         return []
     keys = []
@@ -137,6 +138,7 @@ def zap_guest(recs, outdir):
 
 
 def split_plots(recs, outdir):
+    recs = one_vcpu(recs)
     out = []
     for where in ("host", "qemu", "bochs"):
         bars = []  # (label, off, on, eager) for faults and time

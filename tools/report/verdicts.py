@@ -17,6 +17,13 @@ def one(records, bench, **fields):
     return rows[0] if rows else None
 
 
+def one_vcpu(records):
+    """The records of runs on one vCPU: the guest benchmarks' `vcpus=N` rows
+    (the concurrency experiments) are not the same runs and must not stand
+    in for them."""
+    return [r for r in records if "vcpus" not in r]
+
+
 def ratio(a, b):
     return float(a) / float(b) if b else float("inf")
 
@@ -43,6 +50,7 @@ class Judge:
 
 
 def zap_verdicts(j, recs):
+    recs = one_vcpu(recs)
     for where in ("host", "qemu", "bochs"):
         rows = select(recs, "zap", where=where)
         keys = sorted({(r["pattern"], r.get("refault", r.get("every"))) for r in rows},
@@ -77,6 +85,7 @@ def zap_verdicts(j, recs):
 
 
 def split_verdicts(j, recs):
+    recs = one_vcpu(recs)
     for where in ("host", "qemu", "bochs"):
         off = one(recs, "exec", where=where, split_on_fault="off")
         on = one(recs, "exec", where=where, split_on_fault="on")

@@ -16,7 +16,12 @@
  *
  * Both run with prefetch=off, as KVM maps nothing around a TDP fault: forward
  * prefetch would map the rest of a zapped 2 MiB region at the first refault
- * of these forward walks and hide what zapping costs. */
+ * of these forward walks and hide what zapping costs.
+ *
+ * With `vcpus=N` the guest runs on N vCPUs (`cpus=N`: each CPU takes its own
+ * share of the memory, all at once; the pauses come once all are done), as
+ * KVM's tests run one vCPU thread per share; the @bench lines then carry
+ * vcpus=N. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
@@ -32,6 +37,7 @@
 #define MiB (1ull << 20)
 #define GUEST_BASE (4 * MiB) /* the guests' GUEST_PLAYGROUND */
 #define MAX_MEM (3ull << 30)
+#define GUEST_CPUS_MAX 32 /* guests/rt/smp.h's SMP_CPU_MAX */
 #define RUN_TIMEOUT_MS (600 * 1000)
 
 /* One phase of a guest run: from one pause (or the start) to the next. */
@@ -44,7 +50,14 @@ struct guest_run {
 	bool ok; /* the guest reached every pause and exited 0; the audit passed */
 };
 
-static bool create(struct guest_run *g, const char *module, uint64_t mem, const char *args)
+/* The guest's size and shape, from the arguments. vcpus 0: not given (one). */
+struct guest_shape {
+	uint64_t mib, mem;
+	unsigned vcpus;
+};
+
+static bool create(struct guest_run *g, const char *module, const struct guest_shape *s,
+		   const char *args)
 {
 	static char cmdline[96];
 	const struct boot_module *mod = boot_module_find(module);
@@ -58,7 +71,8 @@ static bool create(struct guest_run *g, const char *module, uint64_t mem, const 
 	struct vm_create_args a = {
 		.name = "split-bench", .image = (const void *)(uintptr_t)mod->start,
 		.image_size = mod->end - mod->start, .cmdline = cmdline, .args = args,
-		.mem_bytes = mem, .backing = BACKING_EAGER, .chunk_pages = 1,
+		.mem_bytes = s->mem, .backing = BACKING_EAGER, .chunk_pages = 1,
+		.vcpus = s->vcpus,
 	};
 	if (!(g->vm = vm_create(&a, err, sizeof(err)))) {
 		kprintf("bench: cannot create the guest: %s\n", err);
@@ -95,23 +109,56 @@ static void finish(struct guest_run *g)
 	vm_destroy(g->vm);
 }
 
-static bool parse_args(int argc, char **argv, uint64_t *mib, uint64_t *mem, uint64_t *writes)
+/* As many vCPUs as `vm create` allows, and the guests' runtime starts. */
+static uint64_t max_vcpus(void)
+{
+	uint64_t max = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
+
+	return max < GUEST_CPUS_MAX ? max : GUEST_CPUS_MAX;
+}
+
+static bool parse_args(int argc, char **argv, struct guest_shape *s, uint64_t *writes)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *v = strchr(argv[i], '=');
+		uint64_t n;
 
-		if (v && strncmp(argv[i], "mib=", 4) == 0 && parse_u64_in(v + 1, 1, MAX_MEM / MiB, mib))
+		if (v && strncmp(argv[i], "mib=", 4) == 0 &&
+		    parse_u64_in(v + 1, 1, MAX_MEM / MiB, &s->mib))
 			continue;
-		if (v && strncmp(argv[i], "mem=", 4) == 0 && parse_size_in(v + 1, 2 * MiB, MAX_MEM, mem) &&
-		    !(*mem & (2 * MiB - 1)))
+		if (v && strncmp(argv[i], "mem=", 4) == 0 &&
+		    parse_size_in(v + 1, 2 * MiB, MAX_MEM, &s->mem) && !(s->mem & (2 * MiB - 1)))
 			continue;
 		if (writes && v && strncmp(argv[i], "writes=", 7) == 0 &&
 		    parse_u64_in(v + 1, 1, 100, writes))
 			continue;
+		if (v && strncmp(argv[i], "vcpus=", 6) == 0 &&
+		    parse_u64_in(v + 1, 1, max_vcpus(), &n)) {
+			s->vcpus = (unsigned)n;
+			continue;
+		}
 		return false;
 	}
 	/* The region, the guest's log and its first 4 MiB. */
-	return GUEST_BASE + *mib * MiB + *mib * MiB / 4096 / 8 + 4096 <= *mem;
+	return GUEST_BASE + s->mib * MiB + s->mib * MiB / 4096 / 8 + 4096 <= s->mem;
+}
+
+/* The guest's CPUs, after its other arguments; nothing when vcpus= was not given. */
+static void add_cpus_arg(char *args, size_t size, const struct guest_shape *s)
+{
+	if (s->vcpus)
+		ksnprintf(args + strlen(args), size - strlen(args), " cpus=%u", s->vcpus);
+}
+
+/* " vcpus=N" for the @bench lines of a run with vcpus=, else "". */
+static const char *vcpus_field(const struct guest_shape *s)
+{
+	static char field[16];
+
+	field[0] = 0;
+	if (s->vcpus)
+		ksnprintf(field, sizeof(field), " vcpus=%u", s->vcpus);
+	return field;
 }
 
 struct exec_row {
@@ -123,15 +170,17 @@ struct exec_row {
 static int exec_scenario(int argc, char **argv)
 {
 	struct mmu_config saved = mmu_config;
-	uint64_t mib = 64, mem = 128 * MiB;
+	struct guest_shape s = { .mib = 64, .mem = 128 * MiB };
 	struct exec_row rows[2];
 	char args[48];
 	bool all_ok = true;
 
-	if (!parse_args(argc, argv, &mib, &mem, NULL))
+	if (!parse_args(argc, argv, &s, NULL))
 		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE, 2 MiB multiple up "
-					 "to 3G, holding 4 MiB + N MiB)");
-	ksnprintf(args, sizeof(args), "mib=%llu pause=1", (unsigned long long)mib);
+					 "to 3G, holding 4 MiB + N MiB; vcpus=1..%llu)",
+					 (unsigned long long)max_vcpus());
+	ksnprintf(args, sizeof(args), "mib=%llu pause=1", (unsigned long long)s.mib);
+	add_cpus_arg(args, sizeof(args), &s);
 	mmu_config.nx_huge_pages = NX_HUGE_ON;
 	mmu_config.prefetch = PREFETCH_OFF;
 	for (int on = 0; on < 2; on++) {
@@ -139,7 +188,7 @@ static int exec_scenario(int argc, char **argv)
 		struct guest_run g;
 
 		mmu_config.split_on_fault = on;
-		if (!create(&g, "exec", mem, args)) {
+		if (!create(&g, "exec", &s, args)) {
 			mmu_config = saved;
 			return 1;
 		}
@@ -156,7 +205,11 @@ static int exec_scenario(int argc, char **argv)
 	mmu_config = saved;
 
 	kprintf("bench exec: %llu MiB written then called, one 4 KiB page at a time, %llu MiB eager "
-		"memory, nx_huge_pages=on, prefetch=off\n", (unsigned long long)mib, (unsigned long long)(mem >> 20));
+		"memory, nx_huge_pages=on, prefetch=off", (unsigned long long)s.mib,
+		(unsigned long long)(s.mem >> 20));
+	if (s.vcpus)
+		kprintf(", %u vCPUs each on its share", s.vcpus);
+	kprintf("\n");
 	kprintf("%-14s %12s %12s %10s %10s %8s %8s %4s\n", "split_on_fault", "populate ms",
 		"execute ms", "pop faults", "exec faults", "splits", "1g pages", "ok");
 	for (int on = 0; on < 2; on++)
@@ -170,16 +223,16 @@ static int exec_scenario(int argc, char **argv)
 	for (int on = 0; on < 2; on++)
 		kprintf("@bench bench=exec in=guest split_on_fault=%s faults=%llu time_ns=%llu "
 			"populate_faults=%llu populate_ns=%llu huge_page_splits=%llu "
-			"nx_lpage_splits=%llu pages_1g=%llu mib=%llu ok=%s\n",
+			"nx_lpage_splits=%llu pages_1g=%llu mib=%llu%s ok=%s\n",
 			on ? "on" : "off", (unsigned long long)rows[on].execute.faults,
 			(unsigned long long)rows[on].execute.ns,
 			(unsigned long long)rows[on].populate.faults,
 			(unsigned long long)rows[on].populate.ns, (unsigned long long)rows[on].splits,
 			(unsigned long long)rows[on].nx_splits, (unsigned long long)rows[on].pages_1g,
-			(unsigned long long)mib, rows[on].ok ? "yes" : "no");
+			(unsigned long long)s.mib, vcpus_field(&s), rows[on].ok ? "yes" : "no");
 	return all_ok ? 0 : 1;
 }
-SCENARIO(exec, .name = "exec", .run = exec_scenario, .usage = "[mib=N] [mem=SIZE]",
+SCENARIO(exec, .name = "exec", .run = exec_scenario, .usage = "[mib=N] [mem=SIZE] [vcpus=N]",
 	 .help = "write then call every 4 KiB page of huge-page memory, split_on_fault off/on");
 
 static const struct { bool eager, split; const char *name; } dirty_columns[] = {
@@ -216,20 +269,21 @@ static void compare_logs(const uint64_t *host, const uint64_t *guest, uint64_t m
 	}
 }
 
-static bool dirty_run(uint64_t mib, uint64_t mem, uint64_t writes, int column, struct dirty_row *r)
+static bool dirty_run(const struct guest_shape *s, uint64_t writes, int column, struct dirty_row *r)
 {
 	static uint64_t host_log[MAX_MEM / 4096 / 64], guest_log[MAX_MEM / 4096 / 64];
-	uint64_t region = mib * MiB >> 12;
+	uint64_t region = s->mib * MiB >> 12;
 	struct guest_run g;
-	char args[48];
+	char args[64];
 	uint64_t t;
 
 	*r = (struct dirty_row){ 0 };
 	mmu_config.eager_page_split = dirty_columns[column].eager;
 	mmu_config.split_on_fault = dirty_columns[column].split;
-	ksnprintf(args, sizeof(args), "mib=%llu writes=%llu seed=7", (unsigned long long)mib,
+	ksnprintf(args, sizeof(args), "mib=%llu writes=%llu seed=7", (unsigned long long)s->mib,
 		  (unsigned long long)writes);
-	if (!create(&g, "dirty", mem, args))
+	add_cpus_arg(args, sizeof(args), s);
+	if (!create(&g, "dirty", s, args))
 		return false;
 	run_phase(&g, false);
 	t = rdtsc();
@@ -237,8 +291,9 @@ static bool dirty_run(uint64_t mib, uint64_t mem, uint64_t writes, int column, s
 	r->enable_ns = tsc_to_ns(rdtsc() - t);
 	r->iteration = run_phase(&g, false);
 	r->logged = (uint64_t)mmu_dirty_log_get(&g.vm->mmu, 0, host_log);
-	g.ok &= mmu_read_guest(&g.vm->mmu, GUEST_BASE + mib * MiB, guest_log, (region + 7) / 8) == 0;
-	compare_logs(host_log, guest_log, mib, mem >> 12, r);
+	g.ok &= mmu_read_guest(&g.vm->mmu, GUEST_BASE + s->mib * MiB, guest_log,
+			       (region + 7) / 8) == 0;
+	compare_logs(host_log, guest_log, s->mib, s->mem >> 12, r);
 	r->splits_fault = g.vm->mmu.stats.huge_page_splits_fault;
 	r->splits_eager = g.vm->mmu.stats.huge_page_splits_eager;
 	run_phase(&g, true); /* the guest checks its data */
@@ -251,19 +306,21 @@ static int dirty_scenario(int argc, char **argv)
 {
 	static const uint64_t default_writes[] = { 5, 100 };
 	struct mmu_config saved = mmu_config;
-	uint64_t mib = 64, mem = 128 * MiB, one_writes = 0;
+	struct guest_shape s = { .mib = 64, .mem = 128 * MiB };
+	uint64_t one_writes = 0;
 	struct dirty_row rows[2][N_DIRTY_COLUMNS];
 	unsigned n_writes = 2;
 	bool all_ok = true;
 
-	if (!parse_args(argc, argv, &mib, &mem, &one_writes))
-		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE writes=1..100)");
+	if (!parse_args(argc, argv, &s, &one_writes))
+		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE writes=1..100 "
+					 "vcpus=1..%llu)", (unsigned long long)max_vcpus());
 	if (one_writes)
 		n_writes = 1;
 	mmu_config.prefetch = PREFETCH_OFF;
 	for (unsigned w = 0; w < n_writes; w++)
 		for (int c = 0; c < N_DIRTY_COLUMNS; c++)
-			if (!dirty_run(mib, mem, one_writes ? one_writes : default_writes[w], c,
+			if (!dirty_run(&s, one_writes ? one_writes : default_writes[w], c,
 				       &rows[w][c])) {
 				mmu_config = saved;
 				return 1;
@@ -271,7 +328,10 @@ static int dirty_scenario(int argc, char **argv)
 	mmu_config = saved;
 
 	kprintf("bench dirty: %llu MiB, every 4 KiB page touched once in iteration 1, "
-		"prefetch=off\n", (unsigned long long)mib);
+		"prefetch=off", (unsigned long long)s.mib);
+	if (s.vcpus)
+		kprintf(", %u vCPUs each on its share", s.vcpus);
+	kprintf("\n");
 	kprintf("%-6s %-26s %10s %10s %10s %9s %7s %7s %7s %4s\n", "writes", "config", "iter ms",
 		"iter faults", "enable ms", "logged", "missed", "extra", "splits", "ok");
 	for (unsigned w = 0; w < n_writes; w++)
@@ -296,7 +356,7 @@ static int dirty_scenario(int argc, char **argv)
 			kprintf("@bench bench=dirty in=guest writes=%llu eager_page_split=%s "
 				"split_on_fault=%s faults=%llu time_ns=%llu enable_ns=%llu logged=%llu "
 				"written=%llu missed=%llu unexpected=%llu huge_page_splits_fault=%llu "
-				"huge_page_splits_eager=%llu mib=%llu ok=%s\n",
+				"huge_page_splits_eager=%llu mib=%llu%s ok=%s\n",
 				(unsigned long long)(one_writes ? one_writes : default_writes[w]),
 				dirty_columns[c].eager ? "on" : "off",
 				dirty_columns[c].split ? "on" : "off",
@@ -305,10 +365,11 @@ static int dirty_scenario(int argc, char **argv)
 				(unsigned long long)r->logged, (unsigned long long)r->written,
 				(unsigned long long)r->missed, (unsigned long long)r->unexpected,
 				(unsigned long long)r->splits_fault,
-				(unsigned long long)r->splits_eager, (unsigned long long)mib,
-				r->ok ? "yes" : "no");
+				(unsigned long long)r->splits_eager, (unsigned long long)s.mib,
+				vcpus_field(&s), r->ok ? "yes" : "no");
 		}
 	return all_ok ? 0 : 1;
 }
-SCENARIO(dirty, .name = "dirty", .run = dirty_scenario, .usage = "[mib=N] [mem=SIZE] [writes=P]",
+SCENARIO(dirty, .name = "dirty", .run = dirty_scenario,
+	 .usage = "[mib=N] [mem=SIZE] [writes=P] [vcpus=N]",
 	 .help = "dirty logging, iteration 1 with 5% and 100% writes: eps=N split off/on, eps=Y");

@@ -1,18 +1,30 @@
-/* `bench zap PATTERN [discard] [every=N] [touches=N]`: the leaf-empty hint in a
- * guest. The churn guest (guests/churn.c) keeps faulting, writing and checking
- * its memory while sprig zaps the pattern's ranges of it, one zap every N exits
- * of the guest, once with the hint off and once on. Exits are counted, not
- * time, so that both runs see the same schedule; interrupt exits, which come by
- * wall time, do not count. With `discard` the ranges lose their backing too
- * (vm_discard) and the guest, told through HC_LOST_RANGES, checks that exactly
- * those pages read zero.
+/* `bench zap PATTERN ...`: the leaf-empty hint in a guest. The churn guest
+ * (guests/churn.c) keeps faulting, writing and checking its memory while
+ * sprig zaps the pattern's ranges of it, hint off and on.
+ *
+ * One vCPU (`[discard] [every=N] [touches=N]`): one zap every N exits of the
+ * guest, once each way. Exits are counted, not time, so that both runs see
+ * the same schedule; interrupt exits, which come by wall time, do not count.
+ * With `discard` the ranges lose their backing too (vm_discard) and the guest,
+ * told through HC_LOST_RANGES, checks that exactly those pages read zero.
+ *
+ * Several vCPUs (`vcpus=N [every_us=N] [touches=N] [reps=R]`): the proposal's
+ * experiment, its MADV_DONTNEED thread on the console CPU. The guest runs on
+ * N vCPUs, each churning its own share, on the other CPUs, while the console
+ * CPU zaps every every_us microseconds by the TSC from the VM's watch hook
+ * (which comes about once a millisecond: it does every zap due by then). The
+ * faults' waits for mmu_lock behind the zaps are the figure. R runs each way,
+ * interleaved (off, on, off, on, ...); each field is the median of the runs,
+ * with min and max in the table.
  *
  * Patterns, over the guest's data (32 MiB from 4 MiB): same16 and same4 zap its
  * first 16 / 4 MiB again and again; sweep16, sweep4, sweep2 and sweep1 zap
  * rolling 16/4/2/1 MiB chunks across it. */
+#include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
 #include "lib/print.h"
+#include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
@@ -26,26 +38,33 @@
 #define DATA_GPA (4 * MiB) /* the guest's GUEST_PLAYGROUND */
 #define DATA_MIB 32
 #define MAX_EVERY 1000000
+#define MAX_EVERY_US 1000000
 #define MAX_TOUCHES 1000000
+#define MAX_REPS 15
 #define DEFAULT_EVERY 16
+#define DEFAULT_EVERY_US 1000
 #define DEFAULT_TOUCHES 20000
+/* Per vCPU: enough that the vCPUs refault the zapped ranges between zaps all
+ * run long, as the proposal's continuously faulting vCPUs do. */
+#define DEFAULT_VCPU_TOUCHES 200000
+#define DEFAULT_REPS 5
 #define RUN_TIMEOUT_MS (600 * 1000)
+#define GUEST_CPUS_MAX 32 /* guests/rt/smp.h's SMP_CPU_MAX */
 
 struct zap_schedule {
 	const struct zap_pattern *p;
 	bool discard;
-	uint64_t every;
+	uint64_t every;    /* exits per zap; 0: by time */
 	uint64_t exits;    /* counted exits so far */
+	uint64_t period;   /* TSC cycles per zap, by time */
+	uint64_t next_tsc; /* when the next zap is due, by time */
 	uint64_t next_off; /* of the next zap, in the guest's data */
 };
 
-static void zap_on_exit(struct vm *vm, const struct vexit *e, void *ctx)
+static void zap_next(struct vm *vm, struct zap_schedule *z)
 {
-	struct zap_schedule *z = ctx;
 	uint64_t gpa = DATA_GPA + z->next_off;
 
-	if (e->kind == VEXIT_INTR || ++z->exits % z->every)
-		return;
 	if (z->p->sweep)
 		z->next_off = (z->next_off + z->p->chunk) % (DATA_MIB * MiB);
 	if (z->discard) {
@@ -55,49 +74,78 @@ static void zap_on_exit(struct vm *vm, const struct vexit *e, void *ctx)
 	mmu_zap(&vm->mmu, gpa, z->p->chunk);
 }
 
-struct zap_result {
-	struct zap_stats zs;
-	uint64_t guest_faults;
-	bool data_ok;
-};
+static void zap_on_exit(struct vm *vm, const struct vexit *e, void *ctx)
+{
+	struct zap_schedule *z = ctx;
 
-/* One run of the churn guest under the schedule; false if it could not start. */
-static bool run_churn(const struct boot_module *mod, struct zap_schedule *z, uint64_t touches,
-		      bool hint, struct zap_result *res)
+	if (e->kind != VEXIT_INTR && ++z->exits % z->every == 0)
+		zap_next(vm, z);
+}
+
+/* On the console CPU: every zap due by now. Zaps that take longer than the
+ * period leave the next ones overdue: the schedule starts again from the end
+ * of the last rather than make them up, which would never catch up. */
+static void zap_on_watch(struct vm *vm, void *ctx)
+{
+	struct zap_schedule *z = ctx;
+	uint64_t now = rdtsc();
+
+	for (; z->next_tsc <= now; z->next_tsc += z->period)
+		zap_next(vm, z);
+	if (z->next_tsc <= (now = rdtsc()))
+		z->next_tsc = now + z->period;
+}
+
+/* Run the churn guest under the schedule, on vcpus vCPUs (zaps by time) or,
+ * vcpus 0, on one (zaps by exits). The VM once its run ended, for the caller
+ * to read and destroy; NULL if it could not be created. */
+static struct vm *run_churn(const struct boot_module *mod, struct zap_schedule *z,
+			    uint64_t touches, unsigned vcpus, bool hint)
 {
 	static char cmdline[96], args[80];
 	char name[16], err[128];
 	struct vm *vm;
 
 	ksnprintf(args, sizeof(args), "mib=%u touches=%llu", DATA_MIB, (unsigned long long)touches);
+	if (vcpus)
+		ksnprintf(args + strlen(args), sizeof(args) - strlen(args), " cpus=%u", vcpus);
 	ksnprintf(cmdline, sizeof(cmdline), "churn %s", args);
 	ksnprintf(name, sizeof(name), "zap-%s", hint ? "on" : "off");
 	struct vm_create_args a = {
 		.name = name, .image = (const void *)(uintptr_t)mod->start,
 		.image_size = mod->end - mod->start, .cmdline = cmdline, .args = args,
 		.mem_bytes = GUEST_MEM, .backing = BACKING_LAZY, .chunk_pages = 1,
+		.vcpus = vcpus,
 	};
 	if (!(vm = vm_create(&a, err, sizeof(err)))) {
 		kprintf("bench zap: cannot create the guest: %s\n", err);
-		return false;
+		return NULL;
 	}
 	mmu_config.leaf_hint = hint;
 	z->exits = 0;
 	z->next_off = 0;
-	vm->on_exit = zap_on_exit;
-	vm->on_exit_ctx = z;
+	if (vcpus) {
+		vm->on_watch = zap_on_watch;
+		vm->on_watch_ctx = z;
+		z->next_tsc = rdtsc() + z->period;
+	} else {
+		vm->on_exit = zap_on_exit;
+		vm->on_exit_ctx = z;
+	}
 	vm_run(vm, RUN_TIMEOUT_MS);
-	res->zs = vm->mmu.zap_stats;
-	res->guest_faults = vm->mmu.stats.pf_taken;
-	res->data_ok = vm->state == VM_EXITED && vm->exit_status == 0;
-	vm_destroy(vm);
-	return true;
+	return vm;
 }
 
-static uint64_t cycles_to_ns(uint64_t cycles)
+static bool churn_ok(const struct vm *vm)
 {
-	return tsc_khz() ? cycles * 1000000 / tsc_khz() : 0;
+	return vm->state == VM_EXITED && vm->exit_status == 0;
 }
+
+struct zap_result {
+	struct zap_stats zs;
+	uint64_t guest_faults;
+	bool data_ok;
+};
 
 static void print_results(const struct zap_schedule *z, const struct zap_result res[2])
 {
@@ -128,8 +176,8 @@ static void print_results(const struct zap_schedule *z, const struct zap_result 
 			"zap_p999_cycles=%llu zap_spte_visits=%llu zap_leaf_visits=%llu skips=%llu "
 			"hint_checks=%llu guest_faults=%llu data=%s\n",
 			z->p->name, z->discard, (unsigned long long)z->every, h ? "on" : "off",
-			(unsigned long long)zs->zaps, (unsigned long long)cycles_to_ns(median),
-			(unsigned long long)cycles_to_ns(p999), (unsigned long long)median,
+			(unsigned long long)zs->zaps, (unsigned long long)tsc_to_ns(median),
+			(unsigned long long)tsc_to_ns(p999), (unsigned long long)median,
 			(unsigned long long)p999, (unsigned long long)zs->zap_spte_visits,
 			(unsigned long long)zs->zap_leaf_visits,
 			(unsigned long long)zs->tdp_zap_skip_child,
@@ -138,13 +186,149 @@ static void print_results(const struct zap_schedule *z, const struct zap_result 
 	}
 }
 
+static int zap_one_vcpu(const struct boot_module *mod, struct zap_schedule *z, uint64_t touches)
+{
+	struct zap_result res[2];
+
+	for (int h = 0; h < 2; h++) {
+		struct vm *vm = run_churn(mod, z, touches, 0, h);
+
+		if (!vm)
+			return 1;
+		res[h].zs = vm->mmu.zap_stats;
+		res[h].guest_faults = vm->mmu.stats.pf_taken;
+		res[h].data_ok = churn_ok(vm);
+		vm_destroy(vm);
+	}
+	print_results(z, res);
+	return res[0].data_ok && res[1].data_ok ? 0 : 1;
+}
+
+/* The fields of a several-vCPU run, in the order of its @bench line. */
+enum vcpus_field {
+	ZAPS, ZAP_MEDIAN_NS, ZAP_P999_NS, ZAP_MEDIAN_CYCLES, ZAP_P999_CYCLES, ZAP_SPTE_VISITS,
+	ZAP_LEAF_VISITS, SKIPS, FAULT_WAITS, FAULT_WAIT_P50_NS, FAULT_WAIT_P99_NS,
+	FAULT_WAIT_P999_NS, FAULT_WAIT_MAX_NS, GUEST_FAULTS, N_VCPUS_FIELDS
+};
+
+static const char *const vcpus_field_names[N_VCPUS_FIELDS] = {
+	"zaps", "zap_median_ns", "zap_p999_ns", "zap_median_cycles", "zap_p999_cycles",
+	"zap_spte_visits", "zap_leaf_visits", "skips", "fault_waits", "fault_wait_p50_ns",
+	"fault_wait_p99_ns", "fault_wait_p999_ns", "fault_wait_max_ns", "guest_faults",
+};
+
+static void read_vcpus_run(struct vm *vm, uint64_t f[N_VCPUS_FIELDS])
+{
+	const struct zap_stats *zs = &vm->mmu.zap_stats;
+	const struct latency_hist *w = mmu_fault_waits(&vm->mmu);
+
+	f[ZAPS] = zs->zaps;
+	f[ZAP_MEDIAN_CYCLES] = zap_latency_percentile(zs, 500);
+	f[ZAP_P999_CYCLES] = zap_latency_percentile(zs, 999);
+	f[ZAP_MEDIAN_NS] = tsc_to_ns(f[ZAP_MEDIAN_CYCLES]);
+	f[ZAP_P999_NS] = tsc_to_ns(f[ZAP_P999_CYCLES]);
+	f[ZAP_SPTE_VISITS] = zs->zap_spte_visits;
+	f[ZAP_LEAF_VISITS] = zs->zap_leaf_visits;
+	f[SKIPS] = zs->tdp_zap_skip_child;
+	f[FAULT_WAITS] = w->count;
+	f[FAULT_WAIT_P50_NS] = tsc_to_ns(latency_percentile(w, 500));
+	f[FAULT_WAIT_P99_NS] = tsc_to_ns(latency_percentile(w, 990));
+	f[FAULT_WAIT_P999_NS] = tsc_to_ns(latency_percentile(w, 999));
+	f[FAULT_WAIT_MAX_NS] = tsc_to_ns(w->max);
+	f[GUEST_FAULTS] = vm->mmu.stats.pf_taken;
+}
+
+/* One field over the runs: median (of an even count, the mean of the middle
+ * two), min and max. */
+struct spread {
+	uint64_t median, min, max;
+};
+
+static struct spread spread_of(const uint64_t *values, unsigned n)
+{
+	uint64_t v[MAX_REPS];
+
+	memcpy(v, values, n * sizeof(v[0]));
+	sort_u64(v, n);
+	return (struct spread){ .median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
+				.min = v[0], .max = v[n - 1] };
+}
+
+struct vcpus_bench {
+	unsigned vcpus, reps;
+	uint64_t every_us, touches;
+	/* [hint][field][rep] */
+	uint64_t runs[2][N_VCPUS_FIELDS][MAX_REPS];
+	bool data_ok[2];
+};
+
+static void print_vcpus_results(const struct zap_schedule *z, const struct vcpus_bench *b)
+{
+	struct spread s[2][N_VCPUS_FIELDS];
+	char cell[2][48];
+
+	for (int h = 0; h < 2; h++)
+		for (int f = 0; f < N_VCPUS_FIELDS; f++)
+			s[h][f] = spread_of(b->runs[h][f], b->reps);
+	kprintf("bench zap %s vcpus=%u: one zap every %llu us from the console CPU while %u vCPUs "
+		"churn %u MiB (%llu touches each), hint off and on, interleaved runs "
+		"each way: %u; median (min..max) of the runs\n", z->p->name, b->vcpus,
+		(unsigned long long)b->every_us, b->vcpus, DATA_MIB,
+		(unsigned long long)b->touches, b->reps);
+	kprintf("%-20s %-36s %s\n", "", "hint off", "hint on");
+	for (int f = 0; f < N_VCPUS_FIELDS; f++) {
+		for (int h = 0; h < 2; h++) {
+			const struct spread *v = &s[h][f];
+
+			ksnprintf(cell[h], sizeof(cell[h]), "%llu (%llu..%llu)",
+				  (unsigned long long)v->median, (unsigned long long)v->min,
+				  (unsigned long long)v->max);
+		}
+		kprintf("%-20s %-36s %s\n", vcpus_field_names[f], cell[0], cell[1]);
+	}
+	kprintf("%-20s %-36s %s\n", "data", b->data_ok[0] ? "ok" : "FAILED",
+		b->data_ok[1] ? "ok" : "FAILED");
+	for (int h = 0; h < 2; h++) {
+		kprintf("@bench bench=zap in=guest pattern=%s vcpus=%u leaf_hint=%s reps=%u",
+			z->p->name, b->vcpus, h ? "on" : "off", b->reps);
+		for (int f = 0; f < N_VCPUS_FIELDS; f++)
+			kprintf(" %s=%llu", vcpus_field_names[f],
+				(unsigned long long)s[h][f].median);
+		kprintf(" data=%s\n", b->data_ok[h] ? "ok" : "FAILED");
+	}
+}
+
+static int zap_vcpus(const struct boot_module *mod, struct zap_schedule *z, struct vcpus_bench *b)
+{
+	z->period = tsc_from_us(b->every_us);
+	b->data_ok[0] = b->data_ok[1] = true;
+	for (unsigned r = 0; r < b->reps; r++)
+		for (int h = 0; h < 2; h++) {
+			struct vm *vm = run_churn(mod, z, b->touches, b->vcpus, h);
+			uint64_t f[N_VCPUS_FIELDS];
+
+			if (!vm)
+				return 1;
+			read_vcpus_run(vm, f);
+			for (int i = 0; i < N_VCPUS_FIELDS; i++)
+				b->runs[h][i][r] = f[i];
+			b->data_ok[h] &= churn_ok(vm);
+			vm_destroy(vm);
+		}
+	print_vcpus_results(z, b);
+	return b->data_ok[0] && b->data_ok[1] ? 0 : 1;
+}
+
 static int zap_scenario(int argc, char **argv)
 {
+	static struct vcpus_bench b;
 	struct zap_schedule z = { .every = DEFAULT_EVERY };
-	uint64_t touches = DEFAULT_TOUCHES;
+	uint64_t touches = 0, vcpus = 0, max_vcpus, reps = DEFAULT_REPS;
+	uint64_t every_us = DEFAULT_EVERY_US;
+	bool by_exits = false, by_time = false;
 	const struct boot_module *mod;
-	struct zap_result res[2];
 	bool saved = mmu_config.leaf_hint;
+	int rc;
 
 	if (argc < 2)
 		return shell_usage_error("bench", "zap needs a PATTERN");
@@ -153,32 +337,57 @@ static int zap_scenario(int argc, char **argv)
 			z.p = &zap_patterns[i];
 	if (!z.p)
 		return shell_usage_error("bench", "unknown zap pattern '%s'", argv[1]);
+	max_vcpus = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
+	if (max_vcpus > GUEST_CPUS_MAX)
+		max_vcpus = GUEST_CPUS_MAX;
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "discard") == 0)
-			z.discard = true;
+			z.discard = by_exits = true;
 		else if (strncmp(argv[i], "every=", 6) == 0 &&
 			 parse_u64_in(argv[i] + 6, 1, MAX_EVERY, &z.every))
-			continue;
+			by_exits = true;
 		else if (strncmp(argv[i], "touches=", 8) == 0 &&
 			 parse_u64_in(argv[i] + 8, 1, MAX_TOUCHES, &touches))
 			continue;
+		else if (strncmp(argv[i], "vcpus=", 6) == 0 &&
+			 parse_u64_in(argv[i] + 6, 1, max_vcpus, &vcpus))
+			continue;
+		else if (strncmp(argv[i], "every_us=", 9) == 0 &&
+			 parse_u64_in(argv[i] + 9, 1, MAX_EVERY_US, &every_us))
+			by_time = true;
+		else if (strncmp(argv[i], "reps=", 5) == 0 &&
+			 parse_u64_in(argv[i] + 5, 1, MAX_REPS, &reps))
+			by_time = true;
 		else
-			return shell_usage_error("bench", "bad argument '%s' (every=1..%u, touches=1..%u)",
-						 argv[i], MAX_EVERY, MAX_TOUCHES);
+			return shell_usage_error("bench", "bad argument '%s' (every=1..%u, "
+						 "touches=1..%u, vcpus=1..%llu, every_us=1..%u, "
+						 "reps=1..%u)", argv[i], MAX_EVERY, MAX_TOUCHES,
+						 (unsigned long long)max_vcpus, MAX_EVERY_US,
+						 MAX_REPS);
 	}
+	/* discard needs the guest to learn its losses, which churn does on one CPU only. */
+	if (vcpus && by_exits)
+		return shell_usage_error("bench", "discard and every= are for one vCPU, "
+					 "without vcpus=");
+	if (!vcpus && by_time)
+		return shell_usage_error("bench", "every_us= and reps= need vcpus=");
 	if (!(mod = boot_module_find("churn"))) {
 		kprintf("bench zap: no module 'churn' (the ISO carries it)\n");
 		return 1;
 	}
-	for (int h = 0; h < 2; h++)
-		if (!run_churn(mod, &z, touches, h, &res[h])) {
-			mmu_config.leaf_hint = saved;
-			return 1;
-		}
+	if (!touches)
+		touches = vcpus ? DEFAULT_VCPU_TOUCHES : DEFAULT_TOUCHES;
+	if (vcpus) {
+		b = (struct vcpus_bench){ .vcpus = (unsigned)vcpus, .reps = (unsigned)reps,
+					  .every_us = every_us, .touches = touches };
+		rc = zap_vcpus(mod, &z, &b);
+	} else {
+		rc = zap_one_vcpu(mod, &z, touches);
+	}
 	mmu_config.leaf_hint = saved;
-	print_results(&z, res);
-	return res[0].data_ok && res[1].data_ok ? 0 : 1;
+	return rc;
 }
 SCENARIO(zap, .name = "zap", .run = zap_scenario,
-	 .usage = "same16|same4|sweep16|sweep4|sweep2|sweep1 [discard] [every=N] [touches=N]",
+	 .usage = "same16|same4|sweep16|sweep4|sweep2|sweep1 [discard] [every=N] [touches=N] | "
+		  "PATTERN vcpus=N [every_us=N] [touches=N] [reps=R]",
 	 .help = "zap a churning guest's memory, leaf-empty hint off and on");
