@@ -15,6 +15,7 @@ enum {
 	TAG_MODULE = 3,
 	TAG_BASIC_MEMINFO = 4,
 	TAG_MMAP = 6,
+	TAG_FRAMEBUFFER = 8,
 	TAG_EFI64 = 12,
 	TAG_ACPI_OLD = 14,
 	TAG_ACPI_NEW = 15,
@@ -28,6 +29,11 @@ enum {
 #define RSDP_V1_LEN 20
 #define RSDP_V2_LEN 36
 #define EFI_PAGE_SHIFT 12
+/* GRUB's framebuffer tag: the common part is 32 bytes (its reserved field is
+ * 16 bits, as in the specification's multiboot2.h, not the 8 its table
+ * shows), then for RGB the position and size of red, green and blue. */
+#define FB_COMMON_LEN 32
+#define FB_RGB_LEN (FB_COMMON_LEN + 6)
 
 static void warn(struct boot_info *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void warn(struct boot_info *out, const char *fmt, ...)
@@ -266,6 +272,40 @@ static void read_module(struct boot_info *out, const uint8_t *tag, uint32_t size
 		warn(out, "module %zu string unterminated or too long; cut", out->n_modules - 1);
 }
 
+static void read_framebuffer(struct boot_info *out, const uint8_t *tag, uint32_t size)
+{
+	struct boot_framebuffer *fb = &out->fb;
+	uint8_t type = size >= FB_COMMON_LEN ? tag[29] : 0;
+
+	if (size < FB_COMMON_LEN || (type == BOOT_FB_RGB && size < FB_RGB_LEN)) {
+		warn(out, "framebuffer tag of %u bytes is too short; skipped", size);
+		return;
+	}
+	fb->addr = rd64(tag + 8);
+	fb->pitch = rd32(tag + 16);
+	fb->width = rd32(tag + 20);
+	fb->height = rd32(tag + 24);
+	fb->bpp = tag[28];
+	fb->type = type;
+	if (type == BOOT_FB_RGB) {
+		fb->red_pos = tag[32];
+		fb->red_size = tag[33];
+		fb->green_pos = tag[34];
+		fb->green_size = tag[35];
+		fb->blue_pos = tag[36];
+		fb->blue_size = tag[37];
+	}
+	uint64_t bytes_per_line = type == BOOT_FB_EGA_TEXT ? 2ull * fb->width :
+				  ((uint64_t)fb->width * fb->bpp + 7) / 8;
+	if (!fb->addr || !fb->width || !fb->height || fb->pitch < bytes_per_line ||
+	    (uint64_t)fb->pitch * fb->height > UINT64_MAX - fb->addr) {
+		warn(out, "framebuffer tag %ux%u pitch %u at 0x%llx is inconsistent; skipped",
+		     fb->width, fb->height, fb->pitch, (unsigned long long)fb->addr);
+		return;
+	}
+	fb->present = true;
+}
+
 static bool valid_rsdp(const uint8_t *tag, uint32_t size, uint32_t min)
 {
 	return size >= TAG_HDR + min && memcmp(tag + TAG_HDR, "RSD PTR ", 8) == 0;
@@ -308,7 +348,7 @@ bool mb2_parse(const void *info, size_t avail, struct boot_info *out, char *err,
 	out->total_size = total;
 
 	const uint8_t *bios_map = NULL, *efi_map = NULL, *rsdp_old = NULL, *rsdp_new = NULL;
-	bool have_cmdline = false, have_meminfo = false, have_efi64 = false;
+	bool have_cmdline = false, have_meminfo = false, have_efi64 = false, have_fb = false;
 	for (off = TAG_HDR;; off += ((size_t)rd32(base + off + 4) + 7) & ~(size_t)7) {
 		const uint8_t *tag = base + off;
 		uint32_t type = rd32(tag), size = rd32(tag + 4);
@@ -352,6 +392,12 @@ bool mb2_parse(const void *info, size_t avail, struct boot_info *out, char *err,
 				break;
 			}
 			out->efi_system_table = rd64(tag + 8);
+			break;
+		case TAG_FRAMEBUFFER:
+			seen = &have_fb;
+			if (*seen)
+				break;
+			read_framebuffer(out, tag, size);
 			break;
 		case TAG_MMAP:
 			keep = &bios_map;

@@ -3,6 +3,9 @@
 # that boots ELF with multiboot2, console on COM1; each MODULE's string is its
 # file name without .elf. Words of ARGS are passed as
 # written in grub.cfg (GRUB strips quotes and re-quotes words with spaces).
+# Video: GRUB under UEFI hands over the GOP framebuffer (all_video finds it);
+# under BIOS it is kept in VGA text mode, which multiboot2 would otherwise
+# switch to VBE graphics because sprig's header asks for a framebuffer.
 set -eu
 elf=$1 iso=$2 args=${3:-}
 shift 3 2>/dev/null || shift $#
@@ -13,6 +16,7 @@ mkdir -p "$dir/boot/grub"
 cp "$elf" "$dir/boot/sprig.elf"
 {
 	echo 'set timeout=0'
+	echo 'insmod all_video'
 	echo 'serial --unit=0 --speed=115200'
 	echo 'terminal_input serial console'
 	echo 'terminal_output serial console'
@@ -25,6 +29,7 @@ cp "$elf" "$dir/boot/sprig.elf"
 		echo "  module2 /boot/mod$n ${name%.elf}"
 		n=$((n + 1))
 	done
+	echo '  if [ "$grub_platform" = pc ]; then set gfxpayload=text; fi'
 	echo "  boot"
 	echo "}"
 } > "$dir/boot/grub/grub.cfg"

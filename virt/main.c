@@ -2,6 +2,8 @@
  * the console prompt. */
 #include "arch/x86/acpi.h"
 #include "arch/x86/apic.h"
+#include "arch/x86/console.h"
+#include "arch/x86/console_select.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/gdt.h"
@@ -43,8 +45,11 @@ const struct boot_module *boot_module_find(const char *name)
  * at 115200 baud (11.5 bytes a millisecond) cannot overflow. */
 #define SHELL_TICK_HZ 1000
 
+/* A boot that stops before the console is chosen still says why. */
 static void __attribute__((noreturn)) halt_forever(void)
 {
+	if (!console_started())
+		console_select_fallback();
 	for (;;) {
 		cli();
 		hlt();
@@ -120,8 +125,9 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	static char err[128];
 	static char run[BOOT_CMDLINE_MAX];
 
+	static char console_value[64];
+
 	percpu_init_bsp();
-	uart_init();
 	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
 		SPRIG_VERSION);
 	gdt_init();
@@ -147,6 +153,8 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	cpuinfo_init();
 	memory_init(info_pa);
 	acpi_init(boot_info.rsdp);
+	options_console(boot_info.cmdline, console_value, sizeof(console_value));
+	console_select(console_value, &boot_info, &acpi, mapped_top);
 	tsc_init();
 	apic_init(true);
 	apic_timer_start(SHELL_TICK_HZ);
@@ -166,5 +174,11 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 			BOOT_CMDLINE_MAX - 1);
 	else if (cmdline_get(boot_info.cmdline, "run", run, sizeof(run)) == CMDLINE_TOO_LONG)
 		kprintf("run: the value is longer than %zu characters; ignored\n", sizeof(run) - 1);
-	shell_main(run);
+	shell_run(run);
+	/* Nobody can type at a prompt without a UART: end instead of waiting. */
+	if (!uart_in_use()) {
+		kprintf("console: no serial console to read commands from; powering off\n");
+		shell_execute("poweroff");
+	}
+	shell_main();
 }

@@ -1,5 +1,6 @@
 /* The option table (gathered from the sprig_options section) and the `mmu`
- * console command that reads and sets it; maxcpus=, read once at boot. */
+ * console command that reads and sets it; maxcpus= and console=, read once at
+ * boot. */
 #include "virt/options.h"
 #include "lib/parse.h"
 #include "lib/print.h"
@@ -110,6 +111,20 @@ unsigned options_maxcpus(const char *cmdline)
 	}
 	kprintf("cmdline: maxcpus= takes a number of CPUs (0: all); ignored\n");
 	return 0;
+}
+
+void options_console(const char *cmdline, char *value, size_t len)
+{
+	switch (cmdline_get(cmdline, "console", value, len)) {
+	case CMDLINE_FOUND:
+		return;
+	case CMDLINE_ABSENT:
+		ksnprintf(value, len, "auto");
+		return;
+	case CMDLINE_TOO_LONG: /* longer than any console: a bad value */
+		ksnprintf(value, len, "(too long)");
+		return;
+	}
 }
 
 static int cmd_mmu(int argc, char **argv)

@@ -2,6 +2,7 @@
  * set alike. A switch is a boolean (on/off) or one of a few named values. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 
 struct option_desc {
 	const char *name;
@@ -24,3 +25,5 @@ void options_print(void);
 /* maxcpus=N of the kernel command line: how many CPUs sprig brings up, 0 for
  * all (also when absent; a bad value is reported and ignored). */
 unsigned options_maxcpus(const char *cmdline);
+/* console= of the kernel command line into value ("auto" when absent). */
+void options_console(const char *cmdline, char *value, size_t len);

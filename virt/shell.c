@@ -152,20 +152,25 @@ static bool read_line(struct line_editor *ed)
 	}
 }
 
-void shell_main(char *run_commands)
+void shell_run(char *run_commands)
 {
-	static struct line_editor ed;
 	char *cmds[RUN_COMMANDS_MAX];
 
-	if (run_commands && run_commands[0]) {
-		int n = split_commands(run_commands, cmds, RUN_COMMANDS_MAX);
-		if (n < 0)
-			kprintf("run: more than %d commands; none run\n", RUN_COMMANDS_MAX);
-		for (int i = 0; i < n; i++) {
-			kprintf(PROMPT "%s\n", cmds[i]);
-			shell_execute(cmds[i]);
-		}
+	if (!run_commands || !run_commands[0])
+		return;
+	int n = split_commands(run_commands, cmds, RUN_COMMANDS_MAX);
+	if (n < 0)
+		kprintf("run: more than %d commands; none run\n", RUN_COMMANDS_MAX);
+	for (int i = 0; i < n; i++) {
+		kprintf(PROMPT "%s\n", cmds[i]);
+		shell_execute(cmds[i]);
 	}
+}
+
+void shell_main(void)
+{
+	static struct line_editor ed;
+
 	for (;;) {
 		if (typed.dropped) {
 			kprintf("console: %llu keys dropped\n", (unsigned long long)typed.dropped);

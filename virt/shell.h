@@ -23,7 +23,9 @@ struct shell_command {
 bool console_poll(void);
 /* Execute one command line as if typed. */
 void shell_execute(const char *line);
-/* Run the commands of the kernel command line's run= option, then the prompt. */
-void __attribute__((noreturn)) shell_main(char *run_commands);
+/* Run the commands of the kernel command line's run= option, as if typed. */
+void shell_run(char *run_commands);
+/* The prompt, for ever. */
+void __attribute__((noreturn)) shell_main(void);
 /* For commands: report a bad argument on one line; returns the error status. */
 int shell_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -44,6 +44,16 @@
 #define FADT_FLAG_TMR_VAL_EXT (1u << 8)
 #define FADT_FLAG_RESET_REG_SUP (1u << 10)
 
+/* SPCR (Microsoft's Serial Port Console Redirection table, revision 2-4). */
+#define SPCR_INTERFACE 36
+#define SPCR_BASE 40
+#define SPCR_BAUD 58
+#define SPCR_PRECISE_BAUD 80
+#define SPCR_REV_PRECISE_BAUD 4
+#define SPCR_16550 0x00
+#define SPCR_16450 0x01
+#define SPCR_16550_GAS 0x12
+
 /* AML */
 #define AML_ZERO_OP 0x00
 #define AML_ONE_OP 0x01
@@ -233,6 +243,55 @@ static void parse_fadt(struct acpi_info *info, const uint8_t *t)
 	parse_dsdt(info);
 }
 
+/* The configured baud rate's codes; 0 is "as the firmware left it". */
+static uint32_t spcr_baud(uint8_t code)
+{
+	switch (code) {
+	case 3: return 9600;
+	case 4: return 19200;
+	case 6: return 57600;
+	case 7: return 115200;
+	default: return 0;
+	}
+}
+
+static void parse_spcr(struct acpi_info *info, const uint8_t *t)
+{
+	uint32_t len = rd32(t + 4);
+
+	if (len < SPCR_BAUD + 1) {
+		kprintf("acpi: SPCR too short (%u bytes), skipped\n", len);
+		return;
+	}
+	info->has_spcr = true;
+	info->spcr_interface = rd8(t + SPCR_INTERFACE);
+	read_gas(t + SPCR_BASE, &info->spcr_base);
+	info->spcr_baud = spcr_baud(rd8(t + SPCR_BAUD));
+	if (rd8(t + SPCR_BAUD) && !info->spcr_baud)
+		kprintf("acpi: SPCR baud rate code %u unknown; keeping the port's rate\n",
+			rd8(t + SPCR_BAUD));
+	/* Revision 4's precise rate, when given, overrides the code. */
+	if (rd8(t + 8) >= SPCR_REV_PRECISE_BAUD && len >= SPCR_PRECISE_BAUD + 4 &&
+	    rd32(t + SPCR_PRECISE_BAUD))
+		info->spcr_baud = rd32(t + SPCR_PRECISE_BAUD);
+}
+
+uint16_t acpi_spcr_io_16550(const struct acpi_info *info)
+{
+	const struct acpi_gas *g = &info->spcr_base;
+
+	if (!info->has_spcr || g->space_id != ACPI_SPACE_IO || !g->address || g->address > 0xffff)
+		return 0;
+	switch (info->spcr_interface) {
+	case SPCR_16550:
+	case SPCR_16450:
+	case SPCR_16550_GAS:
+		return (uint16_t)g->address;
+	default:
+		return 0;
+	}
+}
+
 static bool rsdp_valid(const uint8_t *p)
 {
 	return memcmp(p, "RSD PTR ", 8) == 0 && checksum(p, RSDP_V1_LEN) == 0;
@@ -293,6 +352,8 @@ bool acpi_parse(uint64_t rsdp_pa, struct acpi_info *info)
 			parse_madt(info, t);
 		else if (!memcmp(t, "FACP", 4) && !info->has_fadt)
 			parse_fadt(info, t);
+		else if (!memcmp(t, "SPCR", 4) && !info->has_spcr)
+			parse_spcr(info, t);
 	}
 	if (!info->has_madt)
 		kprintf("acpi: no MADT\n");
@@ -421,4 +482,9 @@ void acpi_print(void)
 		kprintf("acpi: s5 slp_typa %u slp_typb %u\n", acpi.slp_typa, acpi.slp_typb);
 	else
 		kprintf("acpi: s5 none\n");
+	if (acpi.has_spcr) {
+		kprintf("acpi: spcr interface 0x%x ", acpi.spcr_interface);
+		print_gas(&acpi.spcr_base);
+		kprintf(" baud %u\n", acpi.spcr_baud);
+	}
 }

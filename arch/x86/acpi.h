@@ -1,6 +1,6 @@
 /* ACPI table discovery: the RSDP, the XSDT or RSDT, the MADT (processors, local
- * APIC address), the FADT (PM1 control ports, PM timer, reset register) and the
- * DSDT's \_S5 sleep type. Tables are read through pointers (memory is identity-
+ * APIC address), the FADT (PM1 control ports, PM timer, reset register), the
+ * DSDT's \_S5 sleep type and the SPCR (the firmware's serial console). Tables are read through pointers (memory is identity-
  * mapped), so this file also compiles for the host tests. Every table's length
  * and checksum are checked before it is used; bad ones are skipped. */
 #pragma once
@@ -56,6 +56,12 @@ struct acpi_info {
 	bool has_s5;
 	uint8_t slp_typa;
 	uint8_t slp_typb;
+
+	/* SPCR */
+	bool has_spcr;
+	uint8_t spcr_interface;     /* DBG2 serial port subtype */
+	struct acpi_gas spcr_base;
+	uint32_t spcr_baud;         /* 0: keep the rate the firmware set */
 };
 
 /* Filled by acpi_init. */
@@ -73,5 +79,9 @@ unsigned acpi_cpu_count(void);
 uint64_t acpi_find_rsdp(uint64_t start, uint64_t len);
 /* Scan AML for `Name(_S5_, Package(){a, b, ...})` and decode a and b. */
 bool acpi_find_s5(const uint8_t *aml, uint64_t len, uint8_t *slp_typa, uint8_t *slp_typb);
+
+/* The SPCR's port when it names a 16550 in I/O space (full, the 16450
+ * subset, or compatible with GAS parameters); 0 otherwise. */
+uint16_t acpi_spcr_io_16550(const struct acpi_info *info);
 
 void acpi_print(void);

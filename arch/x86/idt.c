@@ -6,7 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
-#include "arch/x86/uart.h"
+#include "arch/x86/console.h"
 #include "lib/print.h"
 
 extern const uint64_t trap_stub_table[IDT_GATES];

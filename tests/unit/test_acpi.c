@@ -587,3 +587,92 @@ TEST(acpi_find_rsdp_scan)
 	CHECK_EQ_U64(acpi_find_rsdp(pa(area), 0x230), 0);
 	CHECK_EQ_U64(acpi_find_rsdp(pa(area) + 0x240, 4096 - 0x240), 0);
 }
+
+/* An SPCR of revision rev (80 bytes; 88 from revision 4) for a UART of the
+ * given interface type at base in space, with baud-rate code baud. */
+static uint8_t *spcr_new(uint8_t rev, uint8_t interface, uint8_t space, uint64_t base, uint8_t baud,
+			 uint32_t precise)
+{
+	uint8_t *t = sdt_new("SPCR", rev >= 4 ? 88 : 80);
+	t[8] = rev;
+	t[36] = interface;
+	gas(t + 40, space, 8, base);
+	t[58] = baud;
+	if (rev >= 4)
+		put32(t + 80, precise);
+	sdt_finish(t);
+	return t;
+}
+
+static bool parse_with_spcr(uint8_t *spcr)
+{
+	uint64_t tables[] = { pa(madt_standard()), pa(spcr) };
+	return acpi_parse(pa(rsdp_new(2, 0, pa(xsdt_new(tables, 2)))), &info);
+}
+
+TEST(acpi_spcr)
+{
+	/* The usual server: COM2 (serial-over-LAN) at 115200, a full 16550. */
+	arena_reset();
+	REQUIRE(parse_with_spcr(spcr_new(2, 0x00, ACPI_SPACE_IO, 0x2f8, 7, 0)));
+	CHECK(info.has_spcr);
+	CHECK_EQ_U64(info.spcr_baud, 115200);
+	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0x2f8);
+
+	/* Each baud code; 0 and unknown codes keep the firmware's rate. */
+	const uint8_t codes[] = { 0, 3, 4, 5, 6, 7, 8 };
+	const uint32_t rates[] = { 0, 9600, 19200, 0, 57600, 115200, 0 };
+	for (size_t i = 0; i < sizeof(codes); i++) {
+		arena_reset();
+		REQUIRE(parse_with_spcr(spcr_new(2, 0x00, ACPI_SPACE_IO, 0x3f8, codes[i], 0)));
+		CHECK_EQ_U64(info.spcr_baud, rates[i]);
+	}
+
+	/* Revision 4's precise rate overrides the code; 0 there does not. */
+	arena_reset();
+	REQUIRE(parse_with_spcr(spcr_new(4, 0x12, ACPI_SPACE_IO, 0x3f8, 7, 38400)));
+	CHECK_EQ_U64(info.spcr_baud, 38400);
+	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0x3f8);
+	arena_reset();
+	REQUIRE(parse_with_spcr(spcr_new(4, 0x01, ACPI_SPACE_IO, 0x3e8, 6, 0)));
+	CHECK_EQ_U64(info.spcr_baud, 57600);
+	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0x3e8);
+	/* A revision 2 table's bytes past 80 are not a precise rate. */
+	arena_reset();
+	REQUIRE(parse_with_spcr(spcr_new(2, 0x00, ACPI_SPACE_IO, 0x3f8, 7, 0)));
+	CHECK_EQ_U64(info.spcr_baud, 115200);
+}
+
+TEST(acpi_spcr_not_an_io_16550)
+{
+	/* A memory-mapped 16550 (PCI UARTs, many ARM-style SoCs), a PL011
+	 * (type 0x03), an I/O port above 16 bits, no address. */
+	const struct { uint8_t interface, space; uint64_t base; } cases[] = {
+		{ 0x00, ACPI_SPACE_MEMORY, 0xfe030000 },
+		{ 0x03, ACPI_SPACE_IO, 0x3f8 },
+		{ 0x00, ACPI_SPACE_IO, 0x10000 },
+		{ 0x00, ACPI_SPACE_IO, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		arena_reset();
+		REQUIRE(parse_with_spcr(spcr_new(2, cases[i].interface, cases[i].space, cases[i].base,
+						 7, 0)));
+		CHECK(info.has_spcr);
+		CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0);
+	}
+
+	/* Too short to hold the baud rate: skipped. */
+	arena_reset();
+	uint8_t *t = sdt_new("SPCR", 58);
+	sdt_finish(t);
+	REQUIRE(parse_with_spcr(t));
+	CHECK(!info.has_spcr);
+	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0);
+
+	/* No SPCR at all. */
+	arena_reset();
+	uint64_t tables[] = { pa(madt_standard()) };
+	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt_new(tables, 1)))), &info));
+	CHECK(!info.has_spcr);
+	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0);
+}

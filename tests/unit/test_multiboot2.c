@@ -590,7 +590,7 @@ TEST(mb2_cmdline_faults)
 TEST(mb2_unknown_and_duplicate_tags)
 {
 	blob_init(&blob);
-	add_tag(&blob, 8, "framebuffer-ish bytes", 21);
+	add_tag(&blob, 9, "ELF-sections-ish bytes", 22);
 	add_tag(&blob, 21, "\0\0\x10\0", 4);
 	add_tag(&blob, 999, NULL, 0);
 	add_tag(&blob, 1, "first", 6);
@@ -653,4 +653,98 @@ TEST(mb2_warning_overflow)
 	struct parsed *r = parse_blob(&blob, blob.len);
 	CHECK(r->ok && r->info.n_modules == 0 && r->info.n_warnings == BOOT_MSG_MAX);
 	CHECK(strstr(r->info.warnings[BOOT_MSG_MAX - 1], "further warnings") != NULL);
+}
+
+/* A framebuffer tag's payload as GRUB 2.06 lays it out: the common part with
+ * a 16-bit reserved field, then for RGB the six position/size bytes. */
+static void fb_payload(struct payload *p, uint64_t addr, uint32_t pitch, uint32_t w, uint32_t h,
+		       uint8_t bpp, uint8_t type)
+{
+	p->len = 0;
+	p64(p, addr);
+	p32(p, pitch);
+	p32(p, w);
+	p32(p, h);
+	pstr(p, (const char[]){ (char)bpp, (char)type, 0, 0 }, 4);
+}
+
+TEST(mb2_framebuffer_rgb_and_ega_text)
+{
+	struct payload p;
+
+	/* OVMF's GOP as GRUB hands it over under QEMU: 800x600, 24 bpp. */
+	blob_init(&blob);
+	fb_payload(&p, 0x80000000, 2400, 800, 600, 24, 1);
+	pstr(&p, "\x10\x08\x08\x08\x00\x08", 6);
+	add_tag(&blob, 8, p.bytes, p.len);
+	blob_finish(&blob);
+	struct parsed *r = parse_blob(&blob, blob.len);
+	const struct boot_framebuffer *fb = &r->info.fb;
+	REQUIRE(r->ok);
+	CHECK(r->info.n_warnings == 0);
+	CHECK(fb->present && fb->type == BOOT_FB_RGB);
+	CHECK_EQ_U64(fb->addr, 0x80000000);
+	CHECK(fb->pitch == 2400 && fb->width == 800 && fb->height == 600 && fb->bpp == 24);
+	CHECK(fb->red_pos == 16 && fb->red_size == 8 && fb->green_pos == 8 && fb->green_size == 8);
+	CHECK(fb->blue_pos == 0 && fb->blue_size == 8);
+
+	/* SeaBIOS in text mode: GRUB describes VGA text as EGA text. */
+	blob_init(&blob);
+	fb_payload(&p, 0xb8000, 160, 80, 25, 16, 2);
+	add_tag(&blob, 8, p.bytes, p.len);
+	blob_finish(&blob);
+	r = parse_blob(&blob, blob.len);
+	REQUIRE(r->ok);
+	CHECK(r->info.fb.present && r->info.fb.type == BOOT_FB_EGA_TEXT);
+	CHECK(r->info.fb.width == 80 && r->info.fb.height == 25 && r->info.fb.addr == 0xb8000);
+
+	/* No tag: nothing claimed. */
+	blob_init(&blob);
+	blob_finish(&blob);
+	r = parse_blob(&blob, blob.len);
+	CHECK(r->ok && !r->info.fb.present);
+}
+
+TEST(mb2_framebuffer_faults)
+{
+	struct payload p;
+
+	/* Too short for the common part, and RGB without its colour fields. */
+	blob_init(&blob);
+	fb_payload(&p, 0x80000000, 2400, 800, 600, 24, 1);
+	add_tag(&blob, 8, p.bytes, p.len - 2);
+	blob_finish(&blob);
+	struct parsed *r = parse_blob(&blob, blob.len);
+	CHECK(r->ok && !r->info.fb.present && has_warning(&r->info, "too short"));
+
+	blob_init(&blob);
+	add_tag(&blob, 8, p.bytes, p.len);
+	blob_finish(&blob);
+	r = parse_blob(&blob, blob.len);
+	CHECK(r->ok && !r->info.fb.present && has_warning(&r->info, "too short"));
+
+	/* A pitch shorter than a line, no address, a range past 2^64. */
+	const struct { uint64_t addr; uint32_t pitch; } bad[] = {
+		{ 0x80000000, 2399 }, { 0, 2400 }, { UINT64_MAX - 4096, 2400 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		blob_init(&blob);
+		fb_payload(&p, bad[i].addr, bad[i].pitch, 800, 600, 24, 1);
+		pstr(&p, "\x10\x08\x08\x08\x00\x08", 6);
+		add_tag(&blob, 8, p.bytes, p.len);
+		blob_finish(&blob);
+		r = parse_blob(&blob, blob.len);
+		CHECK(r->ok && !r->info.fb.present && has_warning(&r->info, "inconsistent"));
+	}
+
+	/* A second tag is ignored with a warning; the first stands. */
+	blob_init(&blob);
+	fb_payload(&p, 0xb8000, 160, 80, 25, 16, 2);
+	add_tag(&blob, 8, p.bytes, p.len);
+	fb_payload(&p, 0x80000000, 2400, 800, 600, 24, 1);
+	pstr(&p, "\x10\x08\x08\x08\x00\x08", 6);
+	add_tag(&blob, 8, p.bytes, p.len);
+	blob_finish(&blob);
+	r = parse_blob(&blob, blob.len);
+	CHECK(r->ok && r->info.fb.type == BOOT_FB_EGA_TEXT && has_warning(&r->info, "duplicate"));
 }
