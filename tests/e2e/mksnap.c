@@ -31,7 +31,7 @@ static const char *const faults[] = {
 	"none", "uart_len", "xcr0_zero", "xcr0_avx_no_sse", "xstate_bv", "xcomp_bv", "mxcsr",
 	"rflags", "rip", "cr0_high", "efer", "fs_base", "pat", "backend", "state_bytes",
 	"mem_size", "mem_offset", "magic", "truncated", "apic_base", "vcpus_zero", "vcpus_many",
-	"vcpus_mismatch", "ap_apic_id", "ap_bsp", "ap_halted_waiting", "ap_xcr0", NULL,
+	"vcpus_mismatch", "ap_apic_id", "ap_bsp", "ap_halt_waiting", "ap_xcr0", NULL,
 };
 
 int main(int argc, char **argv)
@@ -139,7 +139,7 @@ int main(int argc, char **argv)
 		ap->apic.initial_id = ap->apic.id = 0; /* the BSP's */
 	else if (!strcmp(fault, "ap_bsp"))
 		ap->apic.apic_base |= LAPIC_BASE_BSP;
-	else if (!strcmp(fault, "ap_halted_waiting"))
+	else if (!strcmp(fault, "ap_halt_waiting"))
 		ap->halted = 1;
 	else if (!strcmp(fault, "ap_xcr0"))
 		ap->xcr0 = 0;
