@@ -8,7 +8,7 @@
 #include "virt/fpu.h"
 #include "virt/state_check.h"
 
-static bool vcpu_save(struct vcpu *v, struct vcpu_state *st, uint32_t xsave_bytes, uint64_t now,
+static bool save_vcpu(struct vcpu *v, struct vcpu_state *st, uint32_t xsave_bytes, uint64_t now,
 		      char *err, size_t errlen)
 {
 	memcpy(st->backend, backend->name, strnlen(backend->name, sizeof(st->backend) - 1));
@@ -50,7 +50,7 @@ bool vm_state_save(struct vm *vm, struct vm_saved_state *st, char *err, size_t e
 	st->uart = vm->uart;
 	st->lost = vm->lost;
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)
-		if (!vcpu_save(vm->vcpus[i], &st->vcpu[i], xsave_bytes, now, err, errlen))
+		if (!save_vcpu(vm->vcpus[i], &st->vcpu[i], xsave_bytes, now, err, errlen))
 			return false;
 	return true;
 }
@@ -74,7 +74,7 @@ bool vm_state_check(const struct vm_saved_state *st, char *err, size_t errlen)
 	return true;
 }
 
-static bool vcpu_load_state(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
+static bool load_vcpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
 {
 	if (!backend->state_load(v, st->arch, st->arch_bytes))
 		return false;
@@ -102,7 +102,7 @@ bool vm_state_load(struct vm *vm, const struct vm_saved_state *st, char *err, si
 		return false;
 	}
 	for (unsigned i = 0; i < st->nr_vcpus; i++)
-		if (!vcpu_load_state(vm->vcpus[i], &st->vcpu[i], now)) {
+		if (!load_vcpu(vm->vcpus[i], &st->vcpu[i], now)) {
 			ksnprintf(err, errlen, "the %s backend could not load vCPU %u's state",
 				  backend->name, i);
 			return false;

@@ -15,10 +15,11 @@
  *   rounds=N   IPIs each sender sends each receiver (default 100)
  *   mib=N      MiB of memory each CPU fills in smp-slices (default 1)
  *   x2apic=1   every APIC in x2APIC mode, where CPUID.1:ECX[21] offers it
- *   snapshot=1 after smp-atomic, the BSP calls HC_SNAPSHOT_POINT (clone=1:
- *              HC_CLONE_POINT) while every AP spins: under sprig the VM
- *              pauses there with its APs in the middle of their work, to be
- *              snapshotted or cloned (tests/e2e/e2e_vcpus_snap.py)
+ *   snapshot=1 after smp-atomic, the last CPU calls HC_SNAPSHOT_POINT
+ *              (clone=1: HC_CLONE_POINT) while every other spins: under
+ *              sprig the VM pauses there with its CPUs in the middle of
+ *              their work, to be snapshotted or cloned
+ *              (tests/e2e/e2e_vcpus_snap.py)
  *
  * Checks, in order:
  *   smp-madt      the MADT exists and lists this CPU as enabled
@@ -35,8 +36,8 @@
  *   smp-ipi-all   the same from every CPU to every other at once
  *   smp-nmi       NMI IPIs from the BSP to each AP, counted there
  *   smp-point     (snapshot=1 or clone=1; reported only when it fails)
- *                 every AP spun before the call and spins on after it; an
- *                 info: line gives the call's return value
+ *                 every other CPU spun before the call and spins on after
+ *                 it; an info: line gives the call's return value
  *   unexpected-interrupts (only when one came)
  * With one CPU, the checks that need two SKIP. */
 #include "arch/x86/msr.h"
@@ -260,22 +261,26 @@ static unsigned long point_call;
 static long point_ret;
 static volatile bool point_failed;
 
-/* The APs spin until the BSP is past the call; the BSP makes it once every
- * AP has spun, and goes on once every AP has spun again after it. */
+/* The last CPU makes the call (an AP, where there is one: the VM's first
+ * vCPU is not the only one a call can come from) once every other has spun,
+ * and goes on once every other has spun again after it; they spin until it
+ * is past the call. */
 static void spin_at_point(unsigned int cpu)
 {
+	unsigned int caller = live[n_live - 1];
+
 	if (!smp_barrier())
 		barrier_failed = true;
-	if (cpu != 0) {
+	if (cpu != caller) {
 		while (!point_done)
 			spins[cpu]++;
 		return;
 	}
-	for (unsigned int p = 1; p < n_live; p++)
+	for (unsigned int p = 0; p + 1 < n_live; p++)
 		if (!wait_count(&spins[live[p]], 1, IPI_WAIT_US))
 			point_failed = true;
 	point_ret = hypercall(point_call, 0, 0, 0, 0);
-	for (unsigned int p = 1; p < n_live; p++)
+	for (unsigned int p = 0; p + 1 < n_live; p++)
 		if (!wait_count(&spins[live[p]], spins[live[p]] + 1, IPI_WAIT_US))
 			point_failed = true;
 	point_done = true;
@@ -288,7 +293,7 @@ static void check_point(unsigned long call)
 	if (!smp_run(spin_at_point) || barrier_failed)
 		fail("smp-point", "a CPU did not finish (info: lines above)");
 	else if (point_failed)
-		fail("smp-point", "an AP did not spin on both sides of the call");
+		fail("smp-point", "a CPU did not spin on both sides of the call");
 	printf("info: smp-point: %s returned %ld\n",
 	       call == HC_CLONE_POINT ? "HC_CLONE_POINT" : "HC_SNAPSHOT_POINT", point_ret);
 }

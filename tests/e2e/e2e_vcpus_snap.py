@@ -1,23 +1,26 @@
 """Snapshots and clones of multi-vCPU VMs (snapshot format version 4,
 docs/snapshot.md) under QEMU with two host CPUs, AMD SVM: the smp guest
-(guests/smp/) snapshotted mid-run by a timeout, at its snapshot point with its
-APs spinning, and before it ever ran (its APs waiting for their start-up
-IPIs), restored, and finishing with every check passed; clones of 2- and
-4-vCPU VMs taken at the guest's clone point with the APs at work, each
-running to completion, the clone point's return value 0 in the clones and
-the clone's number in the parent; `vm audit` clean after each step. On a
+(guests/smp/) snapshotted mid-run by a timeout, at its snapshot point (called
+by an AP while the other CPUs spin), and before it ever ran (its APs waiting
+for their start-up IPIs), restored, and finishing with every check passed;
+clones of 2- and 4-vCPU VMs taken at the guest's clone point, called by an
+AP while the others are at work, each running to completion, the call's
+return value 0 in the clones and the clone's number in the parent; `vm audit` clean after each step. On a
 one-CPU sprig: images of several vCPUs as GRUB modules (tests/e2e/mksnap.c),
 restored, and refused when a field of an AP is broken or when they hold more
-vCPUs than the machine takes."""
+vCPUs than the machine takes. Under Bochs (Intel VMX, one CPU): an image
+of a 2-vCPU VM never run, its AP in the INIT state waiting for SIPI (real
+mode: the unrestricted guest's state checks), restored, run to its clone
+point, cloned, and both to the end."""
 import os
 import re
 import subprocess
 import tempfile
 
 from e2e_input import MKSNAP, fpu_area
-from machine import GUESTS_DIR, PROMPT, Machine, make_iso, scenario_main
+from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
 
-SCENARIOS = ["snap_vcpus_svm", "snap_vcpu_images"]
+SCENARIOS = ["snap_vcpus_svm", "snap_vcpu_images", "snap_vcpus_vmx"]
 
 SUMMARY = "smp: 8 passed, 0 failed, 0 skipped"
 EXITED = re.compile(r"vm (\S+) exited: status (\d+)")
@@ -33,11 +36,11 @@ def audit(check, m, name, label):
     check(label + "-audit", "mmu audit: ok" in out, out)
 
 
-def runs_to_the_end(check, m, name, label, returned=None):
+def runs_to_the_end(check, m, name, label, returned=None, timeout=420):
     """Run a VM that resumes the smp guest: it exits 0 with the guest's
     summary counting every check (those before the pause too), none
     failed; returned: what its snapshot or clone point returned."""
-    out = m.command("vm run %s timeout=300" % name, timeout=420)
+    out = m.command("vm run %s timeout=300" % name, timeout=timeout)
     guest = guest_lines(out, name)
     st = EXITED.search(out)
     check(label + "-exits-0", st is not None and st.group(2) == "0", out[-3000:])
@@ -48,8 +51,8 @@ def runs_to_the_end(check, m, name, label, returned=None):
     return guest
 
 
-def pause_at(check, m, name, label, reason):
-    out = m.command("vm run %s timeout=300" % name, timeout=420)
+def pause_at(check, m, name, label, reason, timeout=420):
+    out = m.command("vm run %s timeout=300" % name, timeout=timeout)
     check(label + "-paused", "vm %s stopped: %s" % (name, reason) in out and
           "FAIL" not in out, out[-3000:])
     audit(check, m, name, label + "-paused")
@@ -184,6 +187,21 @@ def snap_vcpu_images(check):
             check("images/%s-aps-wait" % name, all(
                 re.search(r"vcpu%d_exits\s+0\b" % i, stats) for i in range(1, n)), stats)
             audit(check, m, "r" + name, "images/" + name)
+    finally:
+        m.close()
+
+
+def snap_vcpus_vmx(check):
+    m = BochsConsole(make_iso("vcpus-snap-vmx", "", [os.path.join(GUESTS_DIR, "smp.elf")]))
+    try:
+        m.expect(PROMPT, timeout=240)
+        m.command("vm create u smp vcpus=2 -- cpus=2 clone=1", timeout=60)
+        snapshot_restore(check, m, "u", "iu", "ru", 2, "vmx/unstarted")
+        pause_at(check, m, "ru", "vmx/clone", "clone point", timeout=600)
+        out = m.command("vm clone ru c1", timeout=60)
+        check("vmx/clone-made", "vm c1 cloned from ru" in out and "2 vCPUs" in out, out)
+        runs_to_the_end(check, m, "c1", "vmx/clone", returned=0, timeout=600)
+        runs_to_the_end(check, m, "ru", "vmx/parent", timeout=600)
     finally:
         m.close()
 
