@@ -5,42 +5,69 @@
 #include "virt/shell.h"
 #include "virt/vcpu_state.h"
 
+static unsigned order_for(size_t bytes)
+{
+	unsigned order = 0;
+
+	while ((PAGE_SIZE << order) < bytes)
+		order++;
+	return order;
+}
+
+/* The vCPU whose HC_CLONE_POINT paused the parent, or -1 if it paused
+ * otherwise: that call returns the clone's number in the parent, 0 in the
+ * clone. Every other vCPU resumes where it was, in both. */
+static int clone_point_caller(const struct vm *parent)
+{
+	if (!parent->pause_reason || strcmp(parent->pause_reason, VM_PAUSE_CLONE_POINT) != 0)
+		return -1;
+	return parent->stopped_by;
+}
+
 struct vm *vm_clone(struct vm *parent, const char *name, char *err, size_t errlen)
 {
-	static struct vcpu_state state; /* too large for the stack */
+	unsigned order = order_for(vm_saved_state_bytes(parent->nr_vcpus));
 	struct vm_create_args a = {
 		.name = name,
 		.mem_bytes = parent->mem_bytes,
 		.args = parent->args,
-		.vcpu_state = &state,
+		.vcpus = parent->nr_vcpus,
 		.clone_of = parent,
 	};
-	bool at_clone_point = parent->pause_reason &&
-			      strcmp(parent->pause_reason, VM_PAUSE_CLONE_POINT) == 0;
-	struct vm *clone;
+	int caller = clone_point_caller(parent);
+	struct vm_saved_state *state;
+	struct vm *clone = NULL;
+	paddr_t pa;
 
 	if (parent->state != VM_PAUSED) {
 		ksnprintf(err, errlen, "'%s' is not paused (run it with timeout=S, or let it reach "
 			  "HC_CLONE_POINT)", parent->name);
 		return NULL;
 	}
-	if (!vcpu_state_save(parent, &state, err, errlen))
+	if (!(pa = frame_alloc(order))) {
+		ksnprintf(err, errlen, "out of memory for the state of %u vCPUs", parent->nr_vcpus);
 		return NULL;
-	/* At a clone point a clone's call returns 0, whatever an earlier clone
-	 * made the parent's return. */
-	if (at_clone_point)
-		state.regs.rax = 0;
-	if (!(clone = vm_create(&a, err, errlen)))
+	}
+	a.state = state = pa_to_va(pa);
+	if (vm_state_save(parent, state, err, errlen)) {
+		/* At a clone point a clone's call returns 0, whatever an
+		 * earlier clone made the parent's return. */
+		if (caller >= 0)
+			state->vcpu[caller].regs.rax = 0;
+		clone = vm_create(&a, err, errlen);
+	}
+	frame_free(pa, order);
+	if (!clone)
 		return NULL;
 	clone->restored_from = parent->restored_from;
-	if (at_clone_point)
-		parent->vcpus[0]->regs.rax = vm_clone_number(clone);
+	if (caller >= 0)
+		parent->vcpus[caller]->regs.rax = vm_clone_number(clone);
 	return clone;
 }
 
 int vm_clone_cmd(int argc, char **argv)
 {
-	char err[128] = "";
+	char err[192] = "";
 	struct vm *parent, *clone;
 
 	if (argc != 4)
@@ -53,8 +80,11 @@ int vm_clone_cmd(int argc, char **argv)
 		kprintf("vm: cannot clone '%s': %s\n", parent->name, err);
 		return 1;
 	}
-	kprintf("vm %s cloned from %s: %llu MiB shared copy-on-write, family of %u\n", clone->name,
+	kprintf("vm %s cloned from %s: %llu MiB shared copy-on-write, family of %u", clone->name,
 		parent->name, (unsigned long long)(clone->mem_bytes >> 20),
 		mmu_family_size(&clone->mmu));
+	if (clone->nr_vcpus > 1)
+		kprintf(", %u vCPUs", clone->nr_vcpus);
+	kprintf("\n");
 	return 0;
 }

@@ -77,7 +77,7 @@ static int vm_restore_cmd(int argc, char **argv)
 	static char args[VM_ARGS_MAX];
 	const struct snapshot_image *img = NULL;
 	uint32_t chunk_pages = 1;
-	char err[128];
+	char err[192];
 	int i;
 
 	for (i = 3; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -104,8 +104,11 @@ static int vm_restore_cmd(int argc, char **argv)
 		kprintf("vm: cannot create '%s': %s\n", argv[2], err);
 		return 1;
 	}
-	kprintf("vm %s created: %llu MiB restored from image '%s' in %u KiB chunks\n", argv[2],
+	kprintf("vm %s created: %llu MiB restored from image '%s' in %u KiB chunks", argv[2],
 		(unsigned long long)(img->mem_bytes >> 20), img->name, chunk_pages * 4);
+	if (img->state->nr_vcpus > 1)
+		kprintf(", %u vCPUs", img->state->nr_vcpus);
+	kprintf("\n");
 	return 0;
 }
 
@@ -219,7 +222,7 @@ static int vm_snapshot_cmd(int argc, char **argv)
 {
 	struct vm *vm = vm_arg("vm", argc, argv);
 	const struct snapshot_image *img;
-	char err[128] = "";
+	char err[192] = "";
 
 	if (!vm)
 		return 1;
@@ -230,9 +233,12 @@ static int vm_snapshot_cmd(int argc, char **argv)
 		kprintf("vm: cannot snapshot '%s': %s\n", vm->name, err);
 		return 1;
 	}
-	kprintf("vm %s snapshot: image '%s', %llu MiB at rip 0x%llx\n", vm->name, img->name,
+	kprintf("vm %s snapshot: image '%s', %llu MiB at rip 0x%llx", vm->name, img->name,
 		(unsigned long long)(img->mem_bytes >> 20),
-		(unsigned long long)img->state->regs.rip);
+		(unsigned long long)img->state->vcpu[0].regs.rip);
+	if (img->state->nr_vcpus > 1)
+		kprintf(", %u vCPUs", img->state->nr_vcpus);
+	kprintf("\n");
 	return 0;
 }
 
@@ -243,9 +249,9 @@ static int vm_images_cmd(void)
 	if (!img)
 		kprintf("no images\n");
 	for (; img; img = snapshot_next(img))
-		kprintf("%-16s %6llu MiB  %s  rip 0x%llx%s\n", img->name,
-			(unsigned long long)(img->mem_bytes >> 20), img->state->backend,
-			(unsigned long long)img->state->regs.rip,
+		kprintf("%-16s %6llu MiB  %s  %2u vCPUs  rip 0x%llx%s\n", img->name,
+			(unsigned long long)(img->mem_bytes >> 20), img->state->vcpu[0].backend,
+			img->state->nr_vcpus, (unsigned long long)img->state->vcpu[0].regs.rip,
 			img->memory_pa ? "" : "  (module)");
 	return 0;
 }

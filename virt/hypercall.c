@@ -156,6 +156,11 @@ bool emulate_hypercall(struct vcpu *v)
 		break;
 	case HC_CLONE_POINT:
 		vm_pause(vm, VM_PAUSE_CLONE_POINT);
+		/* Another stop came first (a timeout, another vCPU's clone
+		 * point): this call did not pause the VM, and runs again when it
+		 * resumes, so that each call is the one a clone returns from. */
+		if (__atomic_load_n(&vm->stopped_by, __ATOMIC_RELAXED) != (int)v->index)
+			return false;
 		ret = 0; /* the clones' value; vm_clone gives the parent its own */
 		break;
 	case HC_ARGS:

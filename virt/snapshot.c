@@ -44,7 +44,7 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 					   size_t errlen)
 {
 	struct snapshot_image *img;
-	struct vcpu_state *st;
+	struct vm_saved_state *st;
 
 	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
 		ksnprintf(err, errlen, "'%s' is not paused (run it to an HC_SNAPSHOT_POINT, or "
@@ -62,7 +62,7 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 	if (!(img = image_slot(name, err, errlen)))
 		return NULL;
 	img->mem_bytes = vm->mem_bytes;
-	img->state_order = order_for(sizeof(struct vcpu_state));
+	img->state_order = order_for(vm_saved_state_bytes(vm->nr_vcpus));
 	img->memory_order = order_for(vm->mem_bytes);
 	img->state_pa = frame_alloc(img->state_order);
 	img->memory_pa = frame_alloc(img->memory_order);
@@ -75,7 +75,7 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 	st = pa_to_va(img->state_pa);
 	img->state = st;
 	img->memory = pa_to_va(img->memory_pa);
-	if (!vcpu_state_save(vm, st, err, errlen) ||
+	if (!vm_state_save(vm, st, err, errlen) ||
 	    mmu_save_memory(&vm->mmu, 0, pa_to_va(img->memory_pa), vm->mem_bytes)) {
 		if (!err[0])
 			ksnprintf(err, errlen, "guest memory has a hole");
@@ -90,16 +90,16 @@ static const struct snapshot_image *module_image(const char *name, const struct 
 						 char *err, size_t errlen)
 {
 	const struct snapshot_header *h = (const void *)(uintptr_t)mod->start;
-	const struct vcpu_state *state;
+	const struct vm_saved_state *state;
 	struct snapshot_image *img;
-	char why[112];
+	char why[160];
 
 	if (!name_valid(name)) {
 		ksnprintf(err, errlen, "module '%s' cannot name an image (%s)", name, NAME_RULE);
 		return NULL;
 	}
 	if (!snapshot_header_check(h, mod->end - mod->start, &state, why, sizeof(why)) ||
-	    !vcpu_state_check(state, why, sizeof(why))) {
+	    !vm_state_check(state, why, sizeof(why))) {
 		ksnprintf(err, errlen, "module '%s': %s", name, why);
 		return NULL;
 	}
@@ -155,11 +155,18 @@ struct vm *vm_restore(const char *name, const struct snapshot_image *img, uint32
 		.restore_bytes = img->mem_bytes,
 		.chunk_pages = chunk_pages,
 		.args = args,
-		.vcpu_state = img->state,
+		.vcpus = img->state->nr_vcpus,
+		.state = img->state,
 	};
-	struct vm *vm = vm_create(&a, err, errlen);
+	unsigned max = smp_online_count() * VM_VCPUS_PER_CPU;
+	struct vm *vm;
 
-	if (vm)
+	if (a.vcpus > max) {
+		ksnprintf(err, errlen, "the image holds %u vCPUs, this machine takes %u (%u per online "
+			  "CPU)", a.vcpus, max, VM_VCPUS_PER_CPU);
+		return NULL;
+	}
+	if ((vm = vm_create(&a, err, errlen)))
 		vm->restored_from = img;
 	return vm;
 }

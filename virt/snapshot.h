@@ -7,23 +7,25 @@
 #include "virt/vcpu_state.h"
 
 #define SNAPSHOT_MAGIC "SPRIGSNP"
-#define SNAPSHOT_VERSION 3
+#define SNAPSHOT_VERSION 4
 #define SNAPSHOT_MAX 8
 
 /* At offset 0 of an image file; offsets count from there. */
 struct snapshot_header {
 	char magic[8];
 	uint32_t version;
-	uint32_t state_bytes;   /* sizeof(struct vcpu_state) */
+	uint32_t state_bytes;   /* the struct vm_saved_state: vm_saved_state_bytes(vcpus) */
 	uint64_t mem_bytes;     /* guest memory, one slot at guest-physical 0 */
-	uint64_t state_offset;  /* the struct vcpu_state */
+	uint64_t state_offset;  /* the struct vm_saved_state */
 	uint64_t memory_offset; /* the guest's memory, page-aligned */
+	uint32_t vcpus;         /* 1 to VM_VCPUS_MAX */
+	uint32_t vcpu_bytes;    /* sizeof(struct vcpu_state) */
 };
 
 struct snapshot_image {
 	char name[NAME_LEN_MAX + 1];
 	uint64_t mem_bytes;
-	const struct vcpu_state *state;
+	const struct vm_saved_state *state;
 	const void *memory;
 	/* Taken images own two blocks; a module's image owns nothing. */
 	paddr_t state_pa, memory_pa;
@@ -41,8 +43,8 @@ void snapshot_free(const struct snapshot_image *img);
 /* Each image in turn; NULL after the last. */
 const struct snapshot_image *snapshot_next(const struct snapshot_image *prev);
 
-/* Create VM `name` from an image: its vCPU resumes where the snapshot was
- * taken, its memory fills from the image chunk_pages at a time on first touch
+/* Create VM `name` from an image: as many vCPUs, placed as vm create's
+ * default places them, each resuming where the snapshot found it, its memory fills from the image chunk_pages at a time on first touch
  * (mapped at 4 KiB); args are what HC_ARGS returns. NULL with a reason. */
 struct vm *vm_restore(const char *name, const struct snapshot_image *img, uint32_t chunk_pages,
 		      const char *args, char *err, size_t errlen);

@@ -9,10 +9,11 @@
 #define XSAVE_HEADER 512
 #define XSAVE_HEADER_BYTES 64
 
-bool snapshot_header_check(const void *blob, uint64_t size, const struct vcpu_state **state,
+bool snapshot_header_check(const void *blob, uint64_t size, const struct vm_saved_state **state,
 			   char *err, size_t errlen)
 {
 	const struct snapshot_header *h = blob;
+	const struct vm_saved_state *st;
 
 	if (size < sizeof(*h) || memcmp(h->magic, SNAPSHOT_MAGIC, sizeof(h->magic)) != 0) {
 		ksnprintf(err, errlen, "not a snapshot image (no %s header)", SNAPSHOT_MAGIC);
@@ -23,14 +24,23 @@ bool snapshot_header_check(const void *blob, uint64_t size, const struct vcpu_st
 			  SNAPSHOT_VERSION);
 		return false;
 	}
-	if (h->state_bytes != sizeof(struct vcpu_state)) {
-		ksnprintf(err, errlen, "vCPU state of %u bytes, this sprig's is %zu", h->state_bytes,
+	if (h->vcpu_bytes != sizeof(struct vcpu_state)) {
+		ksnprintf(err, errlen, "vCPU state of %u bytes, this sprig's is %zu", h->vcpu_bytes,
 			  sizeof(struct vcpu_state));
+		return false;
+	}
+	if (h->vcpus < 1 || h->vcpus > VM_VCPUS_MAX) {
+		ksnprintf(err, errlen, "%u vCPUs (1 to %d)", h->vcpus, VM_VCPUS_MAX);
+		return false;
+	}
+	if (h->state_bytes != vm_saved_state_bytes(h->vcpus)) {
+		ksnprintf(err, errlen, "VM state of %u bytes, %zu for %u vCPUs", h->state_bytes,
+			  vm_saved_state_bytes(h->vcpus), h->vcpus);
 		return false;
 	}
 	if ((h->state_offset & 7) || h->state_offset < sizeof(*h) || h->state_offset > size ||
 	    size - h->state_offset < h->state_bytes) {
-		ksnprintf(err, errlen, "vCPU state at 0x%llx is unaligned or outside the %llu-byte image",
+		ksnprintf(err, errlen, "VM state at 0x%llx is unaligned or outside the %llu-byte image",
 			  (unsigned long long)h->state_offset, (unsigned long long)size);
 		return false;
 	}
@@ -47,10 +57,16 @@ bool snapshot_header_check(const void *blob, uint64_t size, const struct vcpu_st
 	}
 	if (h->state_offset < h->memory_offset + h->mem_bytes &&
 	    h->memory_offset < h->state_offset + h->state_bytes) {
-		ksnprintf(err, errlen, "vCPU state and memory overlap");
+		ksnprintf(err, errlen, "VM state and memory overlap");
 		return false;
 	}
-	*state = (const void *)((const char *)blob + h->state_offset);
+	st = (const void *)((const char *)blob + h->state_offset);
+	if (st->nr_vcpus != h->vcpus) {
+		ksnprintf(err, errlen, "the VM state holds %u vCPUs, the header says %u", st->nr_vcpus,
+			  h->vcpus);
+		return false;
+	}
+	*state = st;
 	return true;
 }
 
@@ -105,6 +121,27 @@ static bool fpu_area_check(const struct vcpu_state *st, const struct fpu_limits 
 	return true;
 }
 
+/* The run loop's flags: a halted vCPU waits for an interrupt, an AP after
+ * INIT for a start-up IPI (lapic_accept_start: never the BSP), not both
+ * (INIT ends a halt). */
+static bool run_flags_check(const struct vcpu_state *st, char *err, size_t errlen)
+{
+	if (st->halted > 1 || st->wait_sipi > 1 || st->reserved[0] || st->reserved[1]) {
+		ksnprintf(err, errlen, "run flags halted %u, wait_sipi %u, reserved 0x%x", st->halted,
+			  st->wait_sipi, st->reserved[0] | st->reserved[1] << 8);
+		return false;
+	}
+	if (st->halted && st->wait_sipi) {
+		ksnprintf(err, errlen, "halted and waiting for a start-up IPI at once");
+		return false;
+	}
+	if (st->wait_sipi && (st->apic.apic_base & LAPIC_BASE_BSP)) {
+		ksnprintf(err, errlen, "the BSP waits for a start-up IPI");
+		return false;
+	}
+	return true;
+}
+
 bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_name,
 			     const struct fpu_limits *lim, const struct apic_limits *apic,
 			     char *err, size_t errlen)
@@ -132,6 +169,30 @@ bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_na
 	}
 	if (!fpu_area_check(st, lim, err, errlen))
 		return false;
+	if (st->apic.initial_id != apic->apic_id) {
+		ksnprintf(err, errlen, "APIC initial ID 0x%x, this vCPU's is 0x%x", st->apic.initial_id,
+			  apic->apic_id);
+		return false;
+	}
+	/* IA32_APIC_BASE.BSP is read-only: vCPU 0's APIC alone has it. */
+	if (!(st->apic.apic_base & LAPIC_BASE_BSP) != (apic->apic_id != 0)) {
+		ksnprintf(err, errlen, "APIC base 0x%llx: the BSP flag belongs to APIC ID 0 alone",
+			  (unsigned long long)st->apic.apic_base);
+		return false;
+	}
+	return run_flags_check(st, err, errlen) &&
+	       lapic_state_check(&st->apic, apic->phys_bits, err, errlen);
+}
+
+bool vm_state_check_common(const struct vm_saved_state *st, const char *backend_name,
+			   const struct fpu_limits *lim, unsigned phys_bits, char *err,
+			   size_t errlen)
+{
+	if (st->nr_vcpus < 1 || st->nr_vcpus > VM_VCPUS_MAX || st->reserved) {
+		ksnprintf(err, errlen, "%u vCPUs (1 to %d), reserved 0x%x", st->nr_vcpus,
+			  VM_VCPUS_MAX, st->reserved);
+		return false;
+	}
 	if (st->uart.len >= sizeof(st->uart.line)) {
 		ksnprintf(err, errlen, "UART line length %u beyond its %zu-byte buffer", st->uart.len,
 			  sizeof(st->uart.line));
@@ -144,10 +205,15 @@ bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_na
 			  VM_LOST_MAX, overflow);
 		return false;
 	}
-	if (st->apic.initial_id != apic->apic_id) {
-		ksnprintf(err, errlen, "APIC initial ID 0x%x, this vCPU's is 0x%x", st->apic.initial_id,
-			  apic->apic_id);
-		return false;
+	for (unsigned i = 0; i < st->nr_vcpus; i++) {
+		struct apic_limits apic = { .phys_bits = phys_bits, .apic_id = i };
+		char why[144];
+
+		if (!vcpu_state_check_common(&st->vcpu[i], backend_name, lim, &apic, why,
+					     sizeof(why))) {
+			ksnprintf(err, errlen, "vCPU %u: %s", i, why);
+			return false;
+		}
 	}
-	return lapic_state_check(&st->apic, apic->phys_bits, err, errlen);
+	return true;
 }

@@ -272,7 +272,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 				       .guest_mem = a->mem_bytes, .cmdline = a->cmdline,
 				       .ranges = &acpi, .n_ranges = 1 };
 
-	if (!a->vcpu_state && mb1_check_boot(&boot, err, errlen))
+	if (!a->state && mb1_check_boot(&boot, err, errlen))
 		return NULL;
 	for (int i = 0; i < VM_MAX && !vm; i++) {
 		paddr_t pa;
@@ -328,8 +328,8 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		vm_teardown(vm, true);
 		return NULL;
 	}
-	if (a->vcpu_state) {
-		if (!vcpu_state_load(vm, a->vcpu_state, err, errlen)) {
+	if (a->state) {
+		if (!vm_state_load(vm, a->state, err, errlen)) {
 			vm_teardown(vm, true);
 			return NULL;
 		}

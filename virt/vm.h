@@ -10,7 +10,7 @@
 #include "arch/x86/smp.h"
 
 struct snapshot_image;
-struct vcpu_state;
+struct vm_saved_state;
 
 /* Ranges sprig discarded behind the guest's back (vm_discard), kept until the
  * guest collects them with HC_LOST_RANGES. */
@@ -105,14 +105,14 @@ struct vm_create_args {
 	 * spread over the online CPUs. */
 	uint8_t cpu_list[CPU_MAX];
 	unsigned cpu_list_len;
-	/* A snapshot's vCPU states, `vcpus` of them: the VM resumes from them
+	/* A snapshot's VM state, of `vcpus` vCPUs: the VM resumes from it
 	 * instead of booting `image` (which is then unused), its memory
 	 * restored from restore_image. */
-	const struct vcpu_state *vcpu_state;
+	const struct vm_saved_state *state;
 	struct vm_alias alias[VM_ALIASES_MAX];
 	unsigned aliases;
 	/* A clone: the memory is this VM's, shared copy-on-write, instead of a
-	 * new slot (vcpu_state is then the parent's vCPUs'). */
+	 * new slot (state is then the parent's). */
 	struct vm *clone_of;
 	bool strict_mmio;
 	bool no_testdev; /* leave out QEMU's pc-testdev */

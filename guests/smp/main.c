@@ -15,6 +15,11 @@
  *   rounds=N   IPIs each sender sends each receiver (default 100)
  *   mib=N      MiB of memory each CPU fills in smp-slices (default 1)
  *   x2apic=1   every APIC in x2APIC mode, where CPUID.1:ECX[21] offers it
+ *   snapshot=1 after smp-atomic, the last CPU calls HC_SNAPSHOT_POINT
+ *              (clone=1: HC_CLONE_POINT) while every other spins: under
+ *              sprig the VM pauses there with its CPUs in the middle of
+ *              their work, to be snapshotted or cloned
+ *              (tests/e2e/e2e_vcpus_snap.py)
  *
  * Checks, in order:
  *   smp-madt      the MADT exists and lists this CPU as enabled
@@ -30,6 +35,9 @@
  *                 next is sent
  *   smp-ipi-all   the same from every CPU to every other at once
  *   smp-nmi       NMI IPIs from the BSP to each AP, counted there
+ *   smp-point     (snapshot=1 or clone=1; reported only when it fails)
+ *                 every other CPU spun before the call and spins on after
+ *                 it; an info: line gives the call's return value
  *   unexpected-interrupts (only when one came)
  * With one CPU, the checks that need two SKIP. */
 #include "arch/x86/msr.h"
@@ -41,6 +49,7 @@
 #include "guests/rt/rt.h"
 #include "guests/rt/smp.h"
 #include "guests/rt/tsc.h"
+#include "virt/hypercall.h"
 
 #define VEC_IPI 0x40		/* + the sender's index */
 #define IPI_WAIT_US 1000000	/* for one IPI to be counted */
@@ -244,6 +253,52 @@ static void check_atomic(void)
 }
 
 /* ------------------------------------------------------------------ */
+/* smp-point: a snapshot or clone point with every AP at work */
+
+static volatile unsigned int spins[SMP_CPU_MAX];
+static volatile bool point_done;
+static unsigned long point_call;
+static long point_ret;
+static volatile bool point_failed;
+
+/* The last CPU makes the call (an AP, where there is one: the VM's first
+ * vCPU is not the only one a call can come from) once every other has spun,
+ * and goes on once every other has spun again after it; they spin until it
+ * is past the call. */
+static void spin_at_point(unsigned int cpu)
+{
+	unsigned int caller = live[n_live - 1];
+
+	if (!smp_barrier())
+		barrier_failed = true;
+	if (cpu != caller) {
+		while (!point_done)
+			spins[cpu]++;
+		return;
+	}
+	for (unsigned int p = 0; p + 1 < n_live; p++)
+		if (!wait_count(&spins[live[p]], 1, IPI_WAIT_US))
+			point_failed = true;
+	point_ret = hypercall(point_call, 0, 0, 0, 0);
+	for (unsigned int p = 0; p + 1 < n_live; p++)
+		if (!wait_count(&spins[live[p]], spins[live[p]] + 1, IPI_WAIT_US))
+			point_failed = true;
+	point_done = true;
+}
+
+static void check_point(unsigned long call)
+{
+	point_call = call;
+	point_done = point_failed = barrier_failed = false;
+	if (!smp_run(spin_at_point) || barrier_failed)
+		fail("smp-point", "a CPU did not finish (info: lines above)");
+	else if (point_failed)
+		fail("smp-point", "a CPU did not spin on both sides of the call");
+	printf("info: smp-point: %s returned %ld\n",
+	       call == HC_CLONE_POINT ? "HC_CLONE_POINT" : "HC_SNAPSHOT_POINT", point_ret);
+}
+
+/* ------------------------------------------------------------------ */
 /* IPIs: smp-ipi-ring, smp-ipi-all, smp-nmi */
 
 static volatile unsigned int ipi_timeouts;
@@ -382,6 +437,10 @@ int main(const struct mb1_info *mbi)
 	check_apic_ids();
 	check_slices(mbi);
 	check_atomic();
+	if (arg_ulong(mbi, "snapshot", 0))
+		check_point(HC_SNAPSHOT_POINT);
+	if (arg_ulong(mbi, "clone", 0))
+		check_point(HC_CLONE_POINT);
 	check_ipis("smp-ipi-ring", ring, true);
 	check_ipis("smp-ipi-all", all_to_all, false);
 	check_nmi();

@@ -1,13 +1,14 @@
 /* virt/state_check.c, svm/saved_state.c and vmx/saved_state.c: what sprig
  * checks of a snapshot image before any of it is used. Two input forms:
  *  - a whole image blob (it starts with the magic "SPRIGSNP"): the header is
- *    checked, then the vCPU state it points at, for both backends;
- *  - otherwise, patches to a valid flat state (tests/unit/flat_state.c):
- *    byte 0 picks the backend, then records [u16 offset][u8 len][bytes]
- *    overwrite the struct vcpu_state, so that mutations reach the register
- *    checks instead of dying at the magic.
+ *    checked, then the VM state it points at, for both backends;
+ *  - otherwise, patches to a valid flat state of two vCPUs, the AP waiting
+ *    for its start-up IPI (tests/unit/flat_state.c): byte 0 picks the
+ *    backend, then records [u16 offset][u8 len][bytes] overwrite the struct
+ *    vm_saved_state, so that mutations reach the register checks instead of
+ *    dying at the magic.
  * A state that passes must be one sprig can load without reaching outside
- * its buffers: the properties below are what vcpu_state_load relies on. An
+ * its buffers: the properties below are what vm_state_load relies on. An
  * accepted APIC state is also loaded into the model (virt/lapic.c) and run a
  * little: it must still pass afterwards, as every state the model reaches
  * must. */
@@ -24,7 +25,8 @@
 static const struct fpu_limits fpu_lim = {
 	.xsave = true, .area_bytes = AREA, .xcr0_allowed = 7, .mxcsr_mask = 0xffff,
 };
-static const struct apic_limits apic_lim = { .phys_bits = 48, .apic_id = VCPU_APIC_ID };
+#define PHYS_BITS 48
+#define PATCHED_VCPUS 2
 static const struct svm_state_limits svm_lim = {
 	.phys_bits = 48, .cr4_allowed = CR4_BASE_BITS | CR4_OSXSAVE | CR4_FSGSBASE,
 	.efer_allowed = (1u << 0) | (1u << 8) | (1u << 10) | (1u << 11), .va_bits = 57,
@@ -37,7 +39,7 @@ static const struct vmx_state_limits vmx_lim = {
 
 /* Load an accepted APIC state, let its timer run, take its interrupts, read
  * every register: the model stays inside what lapic_state_check accepts. */
-static void run_apic(const struct lapic_state *s)
+static void run_apic(const struct lapic_state *s, unsigned index)
 {
 	static struct lapic a;
 	struct lapic_state after;
@@ -45,7 +47,7 @@ static void run_apic(const struct lapic_state *s)
 	uint64_t now, v;
 	int vector;
 
-	lapic_init(&a, NULL, VCPU_APIC_ID, true, 2000000);
+	lapic_init(&a, NULL, index, index == 0, 2000000);
 	lapic_state_load(&a, s);
 	lapic_state_save(&a, &after);
 	FUZZ_ASSERT(memcmp(s, &after, sizeof(after)) == 0);
@@ -67,31 +69,30 @@ static void run_apic(const struct lapic_state *s)
 		now = lapic_timer_next(&a) ? lapic_timer_next(&a) : now + 1;
 	}
 	lapic_state_save(&a, &after);
-	if (!lapic_state_check(&after, apic_lim.phys_bits, err, sizeof(err))) {
+	if (!lapic_state_check(&after, PHYS_BITS, err, sizeof(err))) {
 		fprintf(stderr, "run_apic: the model left an accepted state for a refused one: %s\n", err);
 		FUZZ_ASSERT(0);
 	}
 }
 
-static void check_state(const struct vcpu_state *st)
+/* One vCPU of a state the VM checks accepted, or any bytes for the backend
+ * checks. */
+static void check_vcpu(const struct vcpu_state *st, unsigned index, bool accepted)
 {
 	char err[160];
 	bool svm = strncmp(st->backend, "svm", sizeof(st->backend)) == 0;
-	bool ok = vcpu_state_check_common(st, svm ? "svm" : "vmx", &fpu_lim, &apic_lim, err,
-					  sizeof(err));
 
-	if (ok) {
-		FUZZ_ASSERT(st->uart.len < sizeof(st->uart.line));
+	if (accepted) {
 		FUZZ_ASSERT(st->xsave_bytes == AREA && st->arch_bytes <= VCPU_ARCH_STATE_MAX);
 		FUZZ_ASSERT(xcr0_valid(st->xcr0, fpu_lim.xcr0_allowed));
 		uint64_t xstate_bv;
 		memcpy(&xstate_bv, st->xsave + 512, 8);
 		FUZZ_ASSERT(!(xstate_bv & ~fpu_lim.xcr0_allowed));
-		FUZZ_ASSERT(st->apic.initial_id == VCPU_APIC_ID && !(st->apic.apic_base >> 48));
+		FUZZ_ASSERT(st->apic.initial_id == index && !(st->apic.apic_base >> PHYS_BITS));
+		FUZZ_ASSERT(!(st->apic.apic_base & LAPIC_BASE_BSP) == (index != 0));
+		FUZZ_ASSERT(st->halted + st->wait_sipi <= 1 && !(st->wait_sipi && index == 0));
 		FUZZ_ASSERT(!(st->apic.isr[0] & 0xffff) && !(st->apic.irr[0] & 0xffff));
-		run_apic(&st->apic);
-	} else {
-		FUZZ_ASSERT(err[0]);
+		run_apic(&st->apic, index);
 	}
 	/* The backend checks run on any bytes: they must never read past the
 	 * state or misbehave, whatever the common part said. */
@@ -110,45 +111,67 @@ static void check_state(const struct vcpu_state *st)
 			FUZZ_ASSERT(!(st->regs.rflags & RFLAGS_RESERVED) && s.activity <= 3);
 		}
 	}
+}
+
+/* st is vm_saved_state_bytes(n) long, n as its header or the patch form says. */
+static void check_state(const struct vm_saved_state *st, unsigned n)
+{
+	char err[160] = "";
+	bool svm = strncmp(st->vcpu[0].backend, "svm", sizeof(st->vcpu[0].backend)) == 0;
+	bool ok = st->nr_vcpus == n &&
+		  vm_state_check_common(st, svm ? "svm" : "vmx", &fpu_lim, PHYS_BITS, err, sizeof(err));
+
+	if (ok) {
+		FUZZ_ASSERT(st->nr_vcpus >= 1 && st->nr_vcpus <= VM_VCPUS_MAX);
+		FUZZ_ASSERT(st->uart.len < sizeof(st->uart.line) && st->lost.count <= VM_LOST_MAX);
+	} else {
+		FUZZ_ASSERT(st->nr_vcpus != n || err[0]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		check_vcpu(&st->vcpu[i], i, ok);
 	if (fuzz_verbose())
-		printf("state %s: %s\n", st->backend, ok ? "accepted" : err);
+		printf("state %s, %u vCPUs: %s\n", st->vcpu[0].backend, n, ok ? "accepted" : err);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static struct vcpu_state st;
+	static union {
+		struct vm_saved_state st;
+		uint8_t bytes[sizeof(struct vm_saved_state) + PATCHED_VCPUS * sizeof(struct vcpu_state)];
+	} u;
 
 	if (size >= 8 && memcmp(data, SNAPSHOT_MAGIC, 8) == 0) {
 		/* A blob of exactly the input's size, 8-byte aligned as modules are. */
 		uint8_t *blob = aligned_alloc(4096, (size + 4095) & ~(size_t)4095);
-		const struct vcpu_state *state;
+		const struct vm_saved_state *state;
 		char err[160];
 
 		memcpy(blob, data, size);
 		if (snapshot_header_check(blob, size, &state, err, sizeof(err))) {
 			const struct snapshot_header *h = (const void *)blob;
-			FUZZ_ASSERT(h->state_offset + sizeof(st) <= size);
+			FUZZ_ASSERT(h->vcpus >= 1 && h->vcpus <= VM_VCPUS_MAX);
+			FUZZ_ASSERT(state->nr_vcpus == h->vcpus);
+			FUZZ_ASSERT(h->state_offset + vm_saved_state_bytes(h->vcpus) <= size);
 			FUZZ_ASSERT(h->memory_offset + h->mem_bytes <= size);
 			FUZZ_ASSERT(h->mem_bytes <= SNAPSHOT_MEM_MAX && h->mem_bytes);
-			memcpy(&st, state, sizeof(st));
-			check_state(&st);
+			check_state(state, h->vcpus);
 		} else if (fuzz_verbose()) {
 			printf("image: %s\n", err);
 		}
 		free(blob);
 		return 0;
 	}
-	flat_vcpu_state(&st, size && (data[0] & 1) ? "vmx" : "svm", AREA, 0x100000);
+	flat_vm_state(&u.st, PATCHED_VCPUS, size && (data[0] & 1) ? "vmx" : "svm", AREA, 0x100000);
 	for (size_t i = 1; i + 3 <= size;) {
-		size_t off = (data[i] | (size_t)data[i + 1] << 8) % sizeof(st), len = data[i + 2];
+		size_t off = (data[i] | (size_t)data[i + 1] << 8) % sizeof(u), len = data[i + 2];
 		i += 3;
 		if (len > size - i)
 			len = size - i;
-		if (len > sizeof(st) - off)
-			len = sizeof(st) - off;
-		memcpy((uint8_t *)&st + off, data + i, len);
+		if (len > sizeof(u) - off)
+			len = sizeof(u) - off;
+		memcpy(u.bytes + off, data + i, len);
 		i += len;
 	}
-	check_state(&st);
+	check_state(&u.st, PATCHED_VCPUS);
 	return 0;
 }

@@ -50,7 +50,7 @@ void flat_vmx_state(struct vmx_saved_state *s)
 void flat_lapic_state(struct lapic_state *s, uint32_t apic_id)
 {
 	memset(s, 0, sizeof(*s));
-	s->apic_base = LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | LAPIC_BASE_BSP;
+	s->apic_base = LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | (apic_id == 0 ? LAPIC_BASE_BSP : 0);
 	s->initial_id = apic_id;
 	s->id = apic_id << 24;
 	s->dfr = 0xffffffffu;
@@ -60,7 +60,7 @@ void flat_lapic_state(struct lapic_state *s, uint32_t apic_id)
 }
 
 void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,
-		     uint64_t entry)
+		     uint64_t entry, unsigned index)
 {
 	memset(st, 0, sizeof(*st));
 	strncpy(st->backend, backend, sizeof(st->backend) - 1);
@@ -77,5 +77,15 @@ void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave + 0, &(uint16_t){ 0x37f }, 2);     /* FCW */
 	memcpy(st->xsave + 24, &(uint32_t){ 0x1f80 }, 4);   /* MXCSR */
-	flat_lapic_state(&st->apic, VCPU_APIC_ID);
+	flat_lapic_state(&st->apic, index);
+	st->wait_sipi = index != 0;
+}
+
+void flat_vm_state(struct vm_saved_state *st, unsigned n, const char *backend,
+		   uint32_t xsave_bytes, uint64_t entry)
+{
+	memset(st, 0, sizeof(*st));
+	st->nr_vcpus = n;
+	for (unsigned i = 0; i < n; i++)
+		flat_vcpu_state(&st->vcpu[i], backend, xsave_bytes, entry, i);
 }

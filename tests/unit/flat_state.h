@@ -11,8 +11,13 @@
 void flat_svm_state(struct vmcb_save *s);
 /* With CR0.NE and CR4.VMXE, which VMX fixes to one. */
 void flat_vmx_state(struct vmx_saved_state *s);
-/* A local APIC at power-on, the bootstrap processor's (lapic_init's state). */
+/* A local APIC at power-on (lapic_init's state): APIC ID 0 is the BSP's. */
 void flat_lapic_state(struct lapic_state *s, uint32_t apic_id);
-/* backend "svm" or "vmx"; xsave_bytes the FPU area's size, initial state. */
+/* backend "svm" or "vmx"; xsave_bytes the FPU area's size, initial state.
+ * vCPU index 0 runs at entry; the others are APs waiting for a start-up IPI
+ * (the same flat registers, which their SIPI would replace). */
 void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,
-		     uint64_t entry);
+		     uint64_t entry, unsigned index);
+/* A VM of n such vCPUs, vm_saved_state_bytes(n) long. */
+void flat_vm_state(struct vm_saved_state *st, unsigned n, const char *backend,
+		   uint32_t xsave_bytes, uint64_t entry);

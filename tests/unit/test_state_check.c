@@ -1,4 +1,4 @@
-/* The checks of snapshot images and vCPU states (virt/state_check.c,
+/* The checks of snapshot images and VM states (virt/state_check.c,
  * svm/saved_state.c, vmx/saved_state.c): a flat starting state passes, and
  * each broken field is refused with its own reason. */
 #include "check.h"
@@ -29,7 +29,7 @@ static const struct fpu_limits fpu_lim = {
 	.xsave = true, .area_bytes = AREA, .xcr0_allowed = 7, .mxcsr_mask = 0xffff,
 };
 
-static const struct apic_limits apic_lim = { .phys_bits = 46, .apic_id = VCPU_APIC_ID };
+static const struct apic_limits apic_lim = { .phys_bits = 46, .apic_id = 0 };
 
 static char err[160];
 
@@ -224,7 +224,7 @@ TEST(vcpu_state_common_fields)
 {
 	static struct vcpu_state st;
 
-	flat_vcpu_state(&st, "svm", AREA, 0x100000);
+	flat_vcpu_state(&st, "svm", AREA, 0x100000, 0);
 	CHECK(common_ok(&st));
 	st.xcr0 = 7;
 	memcpy(st.xsave + 512, &(uint64_t){ 7 }, 8);
@@ -247,9 +247,13 @@ TEST(vcpu_state_common_fields)
 		{ "XSTATE_BV", offsetof(struct vcpu_state, xsave) + 512, 8, 1ull << 9 },
 		{ "XSAVE header byte 15", offsetof(struct vcpu_state, xsave) + 520, 8, 1ull << 63 },
 		{ "XSAVE header byte 63", offsetof(struct vcpu_state, xsave) + 575, 1, 1 },
-		{ "UART line length", offsetof(struct vcpu_state, uart.len), 4, 160 },
-		{ "65 lost ranges", offsetof(struct vcpu_state, lost.count), 4, 65 },
-		{ "overflow flag 2", offsetof(struct vcpu_state, lost.overflow), 1, 2 },
+		{ "run flags halted 2", offsetof(struct vcpu_state, halted), 1, 2 },
+		{ "wait_sipi 7", offsetof(struct vcpu_state, wait_sipi), 1, 7 },
+		{ "reserved 0x100", offsetof(struct vcpu_state, reserved), 2, 0x100 },
+		{ "the BSP waits for a start-up IPI", offsetof(struct vcpu_state, wait_sipi), 1, 1 },
+		{ "halted and waiting", offsetof(struct vcpu_state, halted), 2, 0x101 },
+		{ "the BSP flag belongs to APIC ID 0 alone", offsetof(struct vcpu_state, apic.apic_base),
+		  8, 0xfee00800 },
 		{ "APIC initial ID 0x1, this vCPU's is 0x0", offsetof(struct vcpu_state, apic.initial_id), 4, 1 },
 		{ "APIC base 0xfee00901 sets reserved bits", offsetof(struct vcpu_state, apic.apic_base), 8,
 		  0xfee00901 },
@@ -263,7 +267,7 @@ TEST(vcpu_state_common_fields)
 		{ "'timer armed' is 3", offsetof(struct vcpu_state, apic.timer_armed), 1, 3 },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		flat_vcpu_state(&st, "svm", AREA, 0x100000);
+		flat_vcpu_state(&st, "svm", AREA, 0x100000, 0);
 		memcpy((char *)&st + cases[i].offset, &cases[i].value, cases[i].width);
 		CHECK(!common_ok(&st));
 		if (!strstr(err, cases[i].reason))
@@ -272,7 +276,7 @@ TEST(vcpu_state_common_fields)
 	}
 	/* Without XSAVE the area is FXSAVE's and XCR0 can only be x87. */
 	struct fpu_limits fx = { .xsave = false, .area_bytes = 512, .mxcsr_mask = 0xffbf };
-	flat_vcpu_state(&st, "svm", 512, 0x100000);
+	flat_vcpu_state(&st, "svm", 512, 0x100000, 0);
 	CHECK(vcpu_state_check_common(&st, "svm", &fx, &apic_lim, err, sizeof(err)));
 	st.xcr0 = 3;
 	CHECK(!vcpu_state_check_common(&st, "svm", &fx, &apic_lim, err, sizeof(err)));
@@ -286,9 +290,9 @@ TEST(vcpu_state_apic)
 	struct lapic a;
 	struct lapic_state s;
 
-	lapic_init(&a, NULL, VCPU_APIC_ID, true, 2000000);
+	lapic_init(&a, NULL, 0, true, 2000000);
 	lapic_state_save(&a, &s);
-	flat_vcpu_state(&st, "svm", AREA, 0x100000);
+	flat_vcpu_state(&st, "svm", AREA, 0x100000, 0);
 	CHECK(memcmp(&st.apic, &s, sizeof(s)) == 0);
 	CHECK(common_ok(&st));
 	/* x2APIC mode, software-enabled, a periodic timer running, an IRQ pending */
@@ -302,7 +306,7 @@ TEST(vcpu_state_apic)
 	/* on a CPU with fewer address bits, a base above them is refused */
 	st.apic.apic_base = (1ull << 45) | LAPIC_BASE_EN | LAPIC_BASE_EXTD | LAPIC_BASE_BSP;
 	CHECK(common_ok(&st));
-	const struct apic_limits narrow = { .phys_bits = 40, .apic_id = VCPU_APIC_ID };
+	const struct apic_limits narrow = { .phys_bits = 40, .apic_id = 0 };
 	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &narrow, err, sizeof(err)));
 	CHECK(strstr(err, "MAXPHYADDR 40") != NULL);
 	/* another vCPU's APIC */
@@ -311,17 +315,102 @@ TEST(vcpu_state_apic)
 	CHECK(strstr(err, "APIC initial ID 0x0, this vCPU's is 0x1") != NULL);
 }
 
+/* An AP's state as vm_create leaves it (lapic_init, then INIT's wait for a
+ * start-up IPI) passes, as an AP of its own APIC ID. */
+TEST(vcpu_state_ap_waiting_for_sipi)
+{
+	static struct vcpu_state st;
+	const struct apic_limits ap = { .phys_bits = 46, .apic_id = 3 };
+	struct lapic a;
+
+	lapic_init(&a, NULL, 3, false, 2000000);
+	flat_vcpu_state(&st, "svm", AREA, 0x100000, 3);
+	lapic_state_save(&a, &st.apic);
+	CHECK(st.wait_sipi && !st.halted);
+	CHECK(vcpu_state_check_common(&st, "svm", &fpu_lim, &ap, err, sizeof(err)));
+	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &apic_lim, err, sizeof(err)));
+	CHECK(strstr(err, "APIC initial ID 0x3, this vCPU's is 0x0") != NULL);
+	st.apic.apic_base |= LAPIC_BASE_BSP;
+	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &ap, err, sizeof(err)));
+	CHECK(strstr(err, "the BSP flag belongs to APIC ID 0 alone") != NULL);
+}
+
+#define VM_VCPUS 3
+
+static bool vm_ok(const struct vm_saved_state *st)
+{
+	err[0] = 0;
+	return vm_state_check_common(st, "svm", &fpu_lim, 46, err, sizeof(err));
+}
+
+/* A VM's fields, and each vCPU's checked as its index's. */
+TEST(vm_state_fields)
+{
+	static union {
+		struct vm_saved_state st;
+		uint8_t bytes[sizeof(struct vm_saved_state) + VM_VCPUS * sizeof(struct vcpu_state)];
+	} u;
+	struct vm_saved_state *st = &u.st;
+	const size_t v1 = offsetof(struct vm_saved_state, vcpu) + sizeof(struct vcpu_state);
+	const size_t v2 = v1 + sizeof(struct vcpu_state);
+
+	flat_vm_state(st, VM_VCPUS, "svm", AREA, 0x100000);
+	CHECK(vm_ok(st));
+	struct {
+		const char *reason;
+		size_t offset;
+		unsigned width;
+		uint64_t value;
+	} cases[] = {
+		{ "0 vCPUs (1 to 64)", offsetof(struct vm_saved_state, nr_vcpus), 4, 0 },
+		{ "65 vCPUs (1 to 64)", offsetof(struct vm_saved_state, nr_vcpus), 4, 65 },
+		{ "reserved 0x1", offsetof(struct vm_saved_state, reserved), 4, 1 },
+		{ "UART line length", offsetof(struct vm_saved_state, uart.len), 4, 160 },
+		{ "65 lost ranges", offsetof(struct vm_saved_state, lost.count), 4, 65 },
+		{ "overflow flag 2", offsetof(struct vm_saved_state, lost.overflow), 1, 2 },
+		{ "vCPU 0: the BSP waits", offsetof(struct vm_saved_state, vcpu[0].wait_sipi), 1, 1 },
+		{ "vCPU 1: APIC initial ID 0x2, this vCPU's is 0x1",
+		  v1 + offsetof(struct vcpu_state, apic.initial_id), 4, 2 },
+		{ "vCPU 1: APIC base 0xfee00900: the BSP flag",
+		  v1 + offsetof(struct vcpu_state, apic.apic_base), 8, 0xfee00900 },
+		{ "vCPU 2: halted and waiting", v2 + offsetof(struct vcpu_state, halted), 1, 1 },
+		{ "vCPU 2: XCR0 0x0", v2 + offsetof(struct vcpu_state, xcr0), 8, 0 },
+		{ "vCPU 2: the state is from the 'vmx' backend",
+		  v2 + offsetof(struct vcpu_state, backend), 4, 0x00786d76 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		flat_vm_state(st, VM_VCPUS, "svm", AREA, 0x100000);
+		memcpy(u.bytes + cases[i].offset, &cases[i].value, cases[i].width);
+		CHECK(!vm_ok(st));
+		if (!strstr(err, cases[i].reason))
+			fprintf(stderr, "  case %zu: '%s' lacks '%s'\n", i, err, cases[i].reason);
+		CHECK(strstr(err, cases[i].reason) != NULL);
+	}
+	/* An AP halted (after HLT, not INIT) with its APIC in use passes. */
+	flat_vm_state(st, VM_VCPUS, "svm", AREA, 0x100000);
+	st->vcpu[1].wait_sipi = 0;
+	st->vcpu[1].halted = 1;
+	st->vcpu[1].apic.svr = 0x1ff;
+	CHECK(vm_ok(st));
+}
+
 TEST(snapshot_header_sizes_and_offsets)
 {
-	static uint8_t blob[4096 * 5];
+	/* Two vCPUs' state at 4 KiB, then a page of memory. */
+	enum { STATE = 4096, MEMORY = STATE + ((sizeof(struct vm_saved_state) +
+						2 * sizeof(struct vcpu_state) + 4095) & ~4095) };
+	static uint8_t blob[MEMORY + 4096];
 	struct snapshot_header *h = (void *)blob;
-	const struct vcpu_state *st = NULL;
-	const uint64_t good_state = 4096, good_memory = 4096 * 4;
+	struct vm_saved_state *in_blob = (void *)(blob + STATE);
+	const struct vm_saved_state *st = NULL;
+	const uint64_t good_state = STATE, good_memory = MEMORY;
 
 #define RESET() do { memset(h, 0, sizeof(*h)); memcpy(h->magic, SNAPSHOT_MAGIC, 8);       \
-		h->version = SNAPSHOT_VERSION; h->state_bytes = sizeof(struct vcpu_state); \
+		h->version = SNAPSHOT_VERSION; h->vcpus = 2;                               \
+		h->vcpu_bytes = sizeof(struct vcpu_state);                                 \
+		h->state_bytes = (uint32_t)vm_saved_state_bytes(2);                        \
 		h->mem_bytes = 4096; h->state_offset = good_state;                         \
-		h->memory_offset = good_memory; } while (0)
+		h->memory_offset = good_memory; in_blob->nr_vcpus = 2; } while (0)
 #define REFUSED(stmt, reason) do { RESET(); stmt; err[0] = 0;                                \
 		CHECK(!snapshot_header_check(blob, sizeof(blob), &st, err, sizeof(err)));  \
 		CHECK(strstr(err, reason) != NULL); } while (0)
@@ -332,8 +421,14 @@ TEST(snapshot_header_sizes_and_offsets)
 	CHECK(!snapshot_header_check(blob, 10, &st, err, sizeof(err)));
 	REFUSED(h->magic[7] = 0, "not a snapshot image");
 	REFUSED(h->version = 99, "image version 99");
-	REFUSED(h->version = 2, "image version 2, this sprig reads 3"); /* before the APIC */
-	REFUSED(h->state_bytes = 1, "vCPU state of 1 bytes");
+	REFUSED(h->version = 3, "image version 3, this sprig reads 4"); /* one vCPU */
+	REFUSED(h->vcpu_bytes = 1, "vCPU state of 1 bytes");
+	REFUSED(h->vcpus = 0, "0 vCPUs (1 to 64)");
+	REFUSED(h->vcpus = 65, "65 vCPUs (1 to 64)");
+	REFUSED(h->vcpus = 0x80000001u, "2147483649 vCPUs");
+	REFUSED(h->state_bytes = (uint32_t)vm_saved_state_bytes(1), "for 2 vCPUs");
+	REFUSED((h->vcpus = 3, h->state_bytes = (uint32_t)vm_saved_state_bytes(3)), "outside");
+	REFUSED(in_blob->nr_vcpus = 1, "the VM state holds 1 vCPUs, the header says 2");
 	REFUSED(h->state_offset = 4097, "unaligned or outside");
 	REFUSED(h->state_offset = 0, "unaligned or outside");
 	REFUSED(h->state_offset = ~0ull - 7, "unaligned or outside");
