@@ -356,7 +356,11 @@ bool acpi_parse(uint64_t rsdp_pa, struct acpi_info *info)
 
 bool acpi_init(uint64_t rsdp_pa)
 {
-	return acpi_parse(rsdp_pa, &acpi);
+	bool ok = acpi_parse(rsdp_pa, &acpi);
+
+	if (acpi.emulator)
+		kprintf("acpi: QEMU's or Bochs' tables (BOCHS/BXPC): their exit ports may be used\n");
+	return ok;
 }
 
 unsigned acpi_cpu_count(void)
