@@ -5,6 +5,7 @@
 #include "svm/svm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/mce.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
@@ -157,6 +158,8 @@ static int svm_vcpu_create(struct vcpu *v)
 			     INTERCEPT_VMSAVE | INTERCEPT_STGI | INTERCEPT_CLGI |
 			     INTERCEPT_SKINIT | INTERCEPT_MONITOR | INTERCEPT_MWAIT |
 			     INTERCEPT_MWAIT_CONDITIONAL | INTERCEPT_XSETBV;
+	/* A machine check in the guest is the host's to report (APM 15.12). */
+	c->intercept_exceptions = 1u << VEC_MACHINE_CHECK;
 	c->iopm_base_pa = iopm_pa;
 	c->msrpm_base_pa = msrpm_pa;
 	/* The guest's IF masks only virtual interrupts; physical ones exit. */
@@ -286,6 +289,11 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 		break;
 	case SVM_EXIT_SHUTDOWN:
 		e->kind = VEXIT_SHUTDOWN;
+		break;
+	case SVM_EXIT_EXCP_BASE + VEC_MACHINE_CHECK:
+		mce_report();
+		e->kind = VEXIT_FAILED;
+		ksnprintf(e->text, sizeof(e->text), "machine check (#MC) while the guest ran");
 		break;
 	default:
 		if ((uint32_t)code == SVM_EXIT_INVALID) {

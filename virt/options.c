@@ -1,7 +1,8 @@
 /* The option table (gathered from the sprig_options section) and the `mmu`
  * console command that reads and sets it; maxcpus= and console=, read once at
- * boot. */
+ * boot; and the unattended-safety limits watchdog=, run_timeout= and panic=. */
 #include "virt/options.h"
+#include "arch/x86/power.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -72,6 +73,49 @@ bool option_set(const char *key, const char *value, char *err, unsigned errlen)
 	return true;
 }
 
+unsigned option_watchdog_s;
+unsigned option_run_timeout_s = RUN_TIMEOUT_DEFAULT_S;
+
+/* NAME=SECONDS into *out, 0 (off) to 86400; a bad value is reported and ignored. */
+static void seconds_from_cmdline(const char *cmdline, const char *name, unsigned *out)
+{
+	char value[24];
+	uint64_t n;
+
+	switch (cmdline_get(cmdline, name, value, sizeof(value))) {
+	case CMDLINE_ABSENT:
+		return;
+	case CMDLINE_FOUND:
+		if (parse_u64_in(value, 0, 86400, &n)) {
+			*out = (unsigned)n;
+			return;
+		}
+		break;
+	case CMDLINE_TOO_LONG:
+		break;
+	}
+	kprintf("cmdline: %s= takes seconds, 0 (off) to 86400; ignored\n", name);
+}
+
+static void safety_from_cmdline(const char *cmdline)
+{
+	char value[24];
+	int i = 0;
+
+	seconds_from_cmdline(cmdline, "watchdog", &option_watchdog_s);
+	seconds_from_cmdline(cmdline, "run_timeout", &option_run_timeout_s);
+	if (cmdline_get(cmdline, "panic", value, sizeof(value)) != CMDLINE_ABSENT) {
+		while (panic_action_names[i] && strcmp(panic_action_names[i], value) != 0)
+			i++;
+		if (panic_action_names[i])
+			power_panic_action = i;
+		else
+			kprintf("cmdline: panic= takes halt, reboot or poweroff; ignored\n");
+	}
+	kprintf("safety: watchdog %u s (0: off), run_timeout %u s, panic=%s\n",
+		option_watchdog_s, option_run_timeout_s, panic_action_names[power_panic_action]);
+}
+
 void options_from_cmdline(const char *cmdline)
 {
 	char value[64], err[96];
@@ -83,6 +127,7 @@ void options_from_cmdline(const char *cmdline)
 		if (st == CMDLINE_TOO_LONG || !option_set(o->name, value, err, sizeof(err)))
 			kprintf("cmdline: %s ignored\n", st == CMDLINE_TOO_LONG ? o->name : err);
 	}
+	safety_from_cmdline(cmdline);
 }
 
 void options_print(void)

@@ -19,7 +19,15 @@ struct option_desc {
 
 /* Apply KEY=VALUE; false with a one-line reason in err. */
 bool option_set(const char *key, const char *value, char *err, unsigned errlen);
-/* Apply every KEY=VALUE of the kernel command line that names an option. */
+/* Seconds from the kernel command line: watchdog= (0: none) bounds every
+ * console command, run= ones included; run_timeout= is the timeout of a
+ * `vm run` in run= that names none. panic= sets power_panic_action. */
+#define RUN_TIMEOUT_DEFAULT_S 600
+extern unsigned option_watchdog_s;
+extern unsigned option_run_timeout_s;
+
+/* Apply every KEY=VALUE of the kernel command line that names an option,
+ * then watchdog=, run_timeout= and panic=. */
 void options_from_cmdline(const char *cmdline);
 void options_print(void);
 /* maxcpus=N of the kernel command line: how many CPUs sprig brings up, 0 for

@@ -1,13 +1,16 @@
 /* The console: a prompt on COM1 with line editing (backspace, Ctrl-U), and
- * the command table gathered from the shell_cmds linker section. */
+ * the command table gathered from the shell_cmds linker section. Each
+ * command runs under the watchdog when watchdog= is set. */
 #include "virt/shell.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lock.h"
 #include "arch/x86/uart.h"
+#include "arch/x86/watchdog.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "virt/console_line.h"
+#include "virt/options.h"
 #include <stdarg.h>
 
 #define ARGS_MAX 32
@@ -17,6 +20,8 @@
 #define KEYS_MAX 4096
 
 extern const struct shell_command __start_shell_cmds[], __stop_shell_cmds[];
+
+static bool in_run_list;
 
 static const struct shell_command *find_command(const char *name)
 {
@@ -64,7 +69,14 @@ void shell_execute(const char *line)
 		kprintf("unknown command '%s' (type 'help' for the list)\n", argv[0]);
 		return;
 	}
+	watchdog_arm(line, option_watchdog_s);
 	c->run(argc, argv);
+	watchdog_arm(line, 0);
+}
+
+unsigned shell_default_run_timeout(void)
+{
+	return in_run_list ? option_run_timeout_s : 0;
 }
 
 static int cmd_help(int argc, char **argv)
@@ -161,10 +173,12 @@ void shell_run(char *run_commands)
 	int n = split_commands(run_commands, cmds, RUN_COMMANDS_MAX);
 	if (n < 0)
 		kprintf("run: more than %d commands; none run\n", RUN_COMMANDS_MAX);
+	in_run_list = true;
 	for (int i = 0; i < n; i++) {
 		kprintf(PROMPT "%s\n", cmds[i]);
 		shell_execute(cmds[i]);
 	}
+	in_run_list = false;
 }
 
 void shell_main(void)

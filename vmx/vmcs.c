@@ -4,6 +4,7 @@
  * the dump of a stopped guest. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/mce.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu.h"
@@ -137,7 +138,8 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	    a->tlb.vpid ? vmx_caps.proc2 : vmx_caps.proc2 & ~PROC2_ENABLE_VPID);
 	vmw(w, VMCS_EXIT_CONTROLS, vmx_caps.exit);
 	vmw(w, VMCS_ENTRY_CONTROLS, vmx_caps.entry);
-	vmw(w, VMCS_EXCEPTION_BITMAP, 0);
+	/* A machine check in the guest exits, for the host to report. */
+	vmw(w, VMCS_EXCEPTION_BITMAP, 1u << VEC_MACHINE_CHECK);
 	vmw(w, VMCS_CR3_TARGET_COUNT, 0);
 	vmw(w, VMCS_CR0_GUEST_HOST_MASK, vmx_caps.cr0_host_owned);
 	vmw(w, VMCS_CR4_GUEST_HOST_MASK, vmx_caps.cr4_host_owned);

@@ -17,6 +17,7 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
+#include "arch/x86/mce.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
@@ -278,6 +279,8 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 	e->code = a->exit_reason;
 	e->info1 = qual;
 	if (a->exit_reason & EXIT_REASON_ENTRY_FAILURE) {
+		if (basic == EXIT_MACHINE_CHECK)
+			mce_report();
 		e->kind = VEXIT_FAILED;
 		vmx_entry_failure_describe(a->exit_reason, qual, e->text, sizeof(e->text));
 		return;
@@ -290,6 +293,13 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 			 * had arrived outside the guest. */
 			__asm__ volatile("int $2");
 			e->kind = VEXIT_INTR;
+			return;
+		}
+		if ((e->info2 & INTR_INFO_VECTOR_MASK) == VEC_MACHINE_CHECK) {
+			/* The exception bitmap's bit 18: the host reports it. */
+			mce_report();
+			e->kind = VEXIT_FAILED;
+			ksnprintf(e->text, sizeof(e->text), "machine check (#MC) while the guest ran");
 			return;
 		}
 		e->kind = VEXIT_UNKNOWN;

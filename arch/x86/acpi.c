@@ -29,6 +29,8 @@
 #define FADT_DSDT 40
 #define FADT_SMI_CMD 48
 #define FADT_ACPI_ENABLE 52
+#define FADT_PM1A_EVT_BLK 56
+#define FADT_PM1B_EVT_BLK 60
 #define FADT_PM1A_CNT_BLK 64
 #define FADT_PM1B_CNT_BLK 68
 #define FADT_PM_TMR_BLK 76
@@ -37,6 +39,8 @@
 #define FADT_RESET_REG 116
 #define FADT_RESET_VALUE 128
 #define FADT_X_DSDT 140
+#define FADT_X_PM1A_EVT_BLK 148
+#define FADT_X_PM1B_EVT_BLK 160
 #define FADT_X_PM1A_CNT_BLK 172
 #define FADT_X_PM1B_CNT_BLK 184
 #define FADT_X_PM_TMR_BLK 208
@@ -53,6 +57,9 @@
 #define SPCR_16550 0x00
 #define SPCR_16450 0x01
 #define SPCR_16550_GAS 0x12
+/* SDT header: OEM ID and OEM table ID. */
+#define SDT_OEM_ID 10
+#define SDT_OEM_TABLE_ID 16
 
 /* AML */
 #define AML_ZERO_OP 0x00
@@ -130,6 +137,13 @@ static void add_cpu(struct acpi_info *info, uint32_t apic_id, uint32_t flags)
 	info->cpu_count++;
 }
 
+static void add_ioapic(struct acpi_info *info, uint32_t addr)
+{
+	if (info->ioapic_count < ACPI_MAX_IOAPICS)
+		info->ioapic_addrs[info->ioapic_count] = addr;
+	info->ioapic_count++;
+}
+
 static void parse_madt(struct acpi_info *info, const uint8_t *t)
 {
 	uint32_t len = rd32(t + 4);
@@ -158,7 +172,8 @@ static void parse_madt(struct acpi_info *info, const uint8_t *t)
 				add_cpu(info, e[3], rd32(e + 4));
 			break;
 		case MADT_IOAPIC:
-			info->ioapic_count++;
+			if (elen >= 12)
+				add_ioapic(info, rd32(e + 4));
 			break;
 		case MADT_LAPIC_ADDR_OVERRIDE:
 			if (elen >= 12)
@@ -200,16 +215,47 @@ static uint16_t fadt_port(const uint8_t *t, uint32_t len, uint32_t legacy, uint3
 	return legacy <= 0xffff ? (uint16_t)legacy : 0;
 }
 
+/* \_S5 in the definition block t (the DSDT or an SSDT), if none was found yet. */
+static void find_s5_in(struct acpi_info *info, const uint8_t *t)
+{
+	if (info->has_s5 || !acpi_find_s5(t + SDT_HEADER_LEN, rd32(t + 4) - SDT_HEADER_LEN,
+					  &info->slp_typa, &info->slp_typb))
+		return;
+	info->has_s5 = true;
+	memcpy(info->s5_table, t, 4);
+	info->s5_table[4] = '\0';
+}
+
 static void parse_dsdt(struct acpi_info *info)
 {
 	const uint8_t *t = table_at(info->dsdt, "DSDT");
 
-	if (!t)
-		return;
-	info->has_s5 = acpi_find_s5(t + SDT_HEADER_LEN, rd32(t + 4) - SDT_HEADER_LEN,
-				    &info->slp_typa, &info->slp_typb);
+	if (t)
+		find_s5_in(info, t);
+}
+
+/* Firmware may define \_S5 in an SSDT rather than the DSDT (ACPI 6.5, 5.2.11.2:
+ * the namespace is the DSDT and every SSDT together). */
+static void parse_ssdts(struct acpi_info *info, const uint8_t *root)
+{
+	unsigned entry_size = info->root_is_xsdt ? 8 : 4;
+	uint32_t n = (rd32(root + 4) - SDT_HEADER_LEN) / entry_size;
+
+	for (uint32_t i = 0; i < n && !info->has_s5; i++) {
+		const uint8_t *e = root + SDT_HEADER_LEN + i * entry_size;
+		uint64_t pa = info->root_is_xsdt ? rd64(e) : rd32(e);
+		const uint8_t *t;
+
+		if (pa && !memcmp(pa_to_va(pa), "SSDT", 4) && (t = table_at(pa, "SSDT")))
+			find_s5_in(info, t);
+	}
 	if (!info->has_s5)
-		kprintf("acpi: no \\_S5 package in the DSDT\n");
+		kprintf("acpi: no \\_S5 package in the DSDT or an SSDT\n");
+}
+
+bool acpi_header_is_emulator(const uint8_t *hdr)
+{
+	return !memcmp(hdr + SDT_OEM_ID, "BOCHS ", 6) && !memcmp(hdr + SDT_OEM_TABLE_ID, "BXPC", 4);
 }
 
 static void parse_fadt(struct acpi_info *info, const uint8_t *t)
@@ -226,6 +272,9 @@ static void parse_fadt(struct acpi_info *info, const uint8_t *t)
 	info->acpi_enable = rd8(t + FADT_ACPI_ENABLE);
 	info->pm1a_cnt = fadt_port(t, len, rd32(t + FADT_PM1A_CNT_BLK), FADT_X_PM1A_CNT_BLK);
 	info->pm1b_cnt = fadt_port(t, len, rd32(t + FADT_PM1B_CNT_BLK), FADT_X_PM1B_CNT_BLK);
+	info->pm1a_evt = fadt_port(t, len, rd32(t + FADT_PM1A_EVT_BLK), FADT_X_PM1A_EVT_BLK);
+	info->pm1b_evt = fadt_port(t, len, rd32(t + FADT_PM1B_EVT_BLK), FADT_X_PM1B_EVT_BLK);
+	info->emulator |= acpi_header_is_emulator(t);
 	/* The legacy PM timer block is valid only with PM_TMR_LEN 4. */
 	bool tmr_legacy = len > FADT_PM_TMR_LEN && rd8(t + FADT_PM_TMR_LEN) == 4;
 	info->pm_tmr_port = fadt_port(t, len, tmr_legacy ? rd32(t + FADT_PM_TMR_BLK) : 0,
@@ -339,6 +388,7 @@ bool acpi_parse(uint64_t rsdp_pa, struct acpi_info *info)
 	if (!root)
 		return false;
 	info->valid = true;
+	info->emulator = acpi_header_is_emulator(root);
 
 	unsigned entry_size = info->root_is_xsdt ? 8 : 4;
 	uint32_t n = (rd32(root + 4) - SDT_HEADER_LEN) / entry_size;
@@ -355,6 +405,8 @@ bool acpi_parse(uint64_t rsdp_pa, struct acpi_info *info)
 		else if (!memcmp(t, "SPCR", 4) && !info->has_spcr)
 			parse_spcr(info, t);
 	}
+	if (info->has_fadt)
+		parse_ssdts(info, root);
 	if (!info->has_madt)
 		kprintf("acpi: no MADT\n");
 	if (!info->has_fadt)
@@ -364,7 +416,11 @@ bool acpi_parse(uint64_t rsdp_pa, struct acpi_info *info)
 
 bool acpi_init(uint64_t rsdp_pa)
 {
-	return acpi_parse(rsdp_pa, &acpi);
+	bool ok = acpi_parse(rsdp_pa, &acpi);
+
+	if (acpi.emulator)
+		kprintf("acpi: QEMU's or Bochs' tables (BOCHS/BXPC): their exit ports may be used\n");
+	return ok;
 }
 
 unsigned acpi_cpu_count(void)
@@ -460,9 +516,9 @@ void acpi_print(void)
 		kprintf("acpi: none\n");
 		return;
 	}
-	kprintf("acpi: rsdp rev %u oem \"%s\" %s at 0x%llx\n", acpi.rsdp_revision,
+	kprintf("acpi: rsdp rev %u oem \"%s\" %s at 0x%llx%s\n", acpi.rsdp_revision,
 		acpi.oem_id, acpi.root_is_xsdt ? "xsdt" : "rsdt",
-		(unsigned long long)acpi.root_table);
+		(unsigned long long)acpi.root_table, acpi.emulator ? " (emulator)" : "");
 	if (acpi.has_madt)
 		kprintf("acpi: madt lapic 0x%llx cpus %u io-apics %u pic %s\n",
 			(unsigned long long)acpi.lapic_addr, acpi.cpu_count,
@@ -479,7 +535,8 @@ void acpi_print(void)
 		kprintf("none\n");
 	}
 	if (acpi.has_s5)
-		kprintf("acpi: s5 slp_typa %u slp_typb %u\n", acpi.slp_typa, acpi.slp_typb);
+		kprintf("acpi: s5 slp_typa %u slp_typb %u (%s)\n", acpi.slp_typa, acpi.slp_typb,
+			acpi.s5_table);
 	else
 		kprintf("acpi: s5 none\n");
 	if (acpi.has_spcr) {

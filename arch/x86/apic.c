@@ -3,11 +3,13 @@
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/direct_map.h"
+#include "arch/x86/ioapic.h"
 #include "arch/x86/lock.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/watchdog.h"
 #include "lib/print.h"
 #include "lib/sort.h"
 
@@ -184,6 +186,9 @@ static void timer_handler(struct trap_frame *tf)
 		t->next_tick = rdtsc() + tick_tsc(t);
 	}
 	apic_eoi();
+	/* The console CPU's: the commands the watchdog guards run there. */
+	if (this_cpu()->id == 0)
+		watchdog_tick();
 }
 
 /* This CPU's APIC in the chosen mode, every local interrupt source masked but
@@ -254,6 +259,7 @@ bool apic_init(bool allow_x2apic)
 	/* Masked 8259s raise nothing; the masked LINT0 would drop it anyway. */
 	outb(PIC1_DATA, 0xff);
 	outb(PIC2_DATA, 0xff);
+	ioapic_mask_all();
 
 	irq_register(VEC_SPURIOUS, spurious_handler);
 	irq_register(VEC_APIC_TIMER, timer_handler);

@@ -1,6 +1,7 @@
 /* The local APIC, in x2APIC mode (MSRs) where the CPU has it and it is allowed,
  * otherwise xAPIC (MMIO at IA32_APIC_BASE, mapped uncached by the kernel page
- * tables). The 8259 PICs are masked: sprig takes no legacy interrupts. */
+ * tables). The 8259 PICs and the I/O APICs are masked: sprig takes no
+ * legacy or device interrupts. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,7 +23,7 @@ struct apic_timer {
 };
 
 /* Enable the BSP's local APIC (spurious vector VEC_SPURIOUS, LVTs masked,
- * LINT1 as NMI), mask the 8259s, and measure the APIC timer against the TSC
+ * LINT1 as NMI), mask the 8259s and the I/O APICs (after acpi_init), and measure the APIC timer against the TSC
  * (so after tsc_init). Returns false, with a message, if there is no APIC. */
 bool apic_init(bool allow_x2apic);
 /* Enable an AP's local APIC in the mode the BSP chose, its timer ticking at

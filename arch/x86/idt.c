@@ -1,12 +1,18 @@
-/* The IDT, one per CPU with the same gates. Exceptions are fatal to the CPU
- * that takes them: the report gives the CPU, the vector, error code, RIP, CR2
- * and every register, then the CPU stops with interrupts off. Interrupt
- * vectors go to the handlers registered for them, shared by every CPU. */
+/* The IDT, one per CPU with the same gates. Exceptions are fatal: the report
+ * gives the CPU, the vector, error code, RIP, CR2 and every register (and the
+ * machine-check banks for #MC), then says what panic= does next. An NMI is
+ * counted and survived, unless the CPUs are being stopped for a reset or a
+ * power-off. Interrupt vectors go to the handlers registered for them,
+ * shared by every CPU; one without a handler is acknowledged. */
 #include "arch/x86/trap.h"
+#include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
+#include "arch/x86/mce.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/console.h"
+#include "arch/x86/power.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 
 extern const uint64_t trap_stub_table[IDT_GATES];
@@ -79,21 +85,33 @@ static void __attribute__((noreturn)) exception_report(struct trap_frame *tf)
 	kprintf("R12=%016llx R13=%016llx R14=%016llx R15=%016llx\n",
 		(unsigned long long)tf->r12, (unsigned long long)tf->r13,
 		(unsigned long long)tf->r14, (unsigned long long)tf->r15);
-	kprintf("*** CPU stopped.\n");
+	if (tf->vector == VEC_MACHINE_CHECK)
+		mce_report();
 	console_unlock_after_report();
-	for (;;) {
-		cli();
-		hlt();
-	}
+	power_panic();
+}
+
+static void nmi(void)
+{
+	__atomic_fetch_add(&this_cpu()->host_nmis, 1, __ATOMIC_RELAXED);
+	if (power_stop_requested())
+		power_stop_this_cpu();
 }
 
 void trap_dispatch(struct trap_frame *tf)
 {
+	if (tf->vector == X86_VEC_NMI) {
+		nmi();
+		return;
+	}
 	if (tf->vector < 32)
 		exception_report(tf);
 	irq_handler_fn fn = irq_handlers[tf->vector];
 	if (fn)
 		fn(tf);
-	/* An unclaimed vector is ignored: with the PICs masked and only the
-	 * vectors sprig programs in use, it can only be spurious. */
+	else if (tf->vector != VEC_SPURIOUS)
+		/* A stray interrupt left in service would block every vector of
+		 * its priority class and below, the timer's among them. The
+		 * spurious vector sets no ISR bit and takes no EOI. */
+		apic_eoi();
 }

@@ -24,6 +24,7 @@ struct percpu {
 	uint32_t apic_id;
 	struct apic_timer timer;
 	uint64_t kicks;      /* kick IPIs taken (smp_kick) */
+	uint64_t host_nmis;  /* NMIs taken: every one is counted and survived */
 	uint32_t call_state; /* enum smp_call_state */
 	void (*call_fn)(void *arg);
 	void *call_arg;
@@ -52,7 +53,8 @@ static inline struct percpu *this_cpu(void)
 void percpu_init_bsp(void);
 /* Give pc (zeroed) its id and APIC ID and record it as CPU id's. */
 void percpu_setup(struct percpu *pc, unsigned id, uint32_t apic_id);
-/* Make pc this CPU's: its GS base. */
+/* Make pc this CPU's: its GS base; and the control state every CPU runs
+ * sprig with (IA32_PAT's WB and UC entries, CR4.MCE). */
 void percpu_load(struct percpu *pc);
 /* CPU id's area; NULL for an id that was never set up. */
 struct percpu *percpu_of(unsigned id);

@@ -600,6 +600,11 @@ static uint8_t *spcr_new(uint8_t rev, uint8_t interface, uint8_t space, uint64_t
 	t[58] = baud;
 	if (rev >= 4)
 		put32(t + 80, precise);
+/* A definition block (DSDT or SSDT) holding aml. */
+static uint8_t *aml_table_new(const char *sig, const uint8_t *aml, size_t n)
+{
+	uint8_t *t = sdt_new(sig, 36 + n);
+	memcpy(t + 36, aml, n);
 	sdt_finish(t);
 	return t;
 }
@@ -675,4 +680,116 @@ TEST(acpi_spcr_not_an_io_16550)
 	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt_new(tables, 1)))), &info));
 	CHECK(!info.has_spcr);
 	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0);
+/* AML with no \_S5: a scope with a method in it. */
+static const uint8_t no_s5_aml[] = {
+	0x10, 0x0b, '_', 'S', 'B', '_', 0x14, 0x06, 'F', 'O', 'O', '_', 0x00, 0xa4,
+};
+
+/* Name(_S5_, Package(2){3, 3}). */
+static const uint8_t other_s5_aml[] = {
+	0x08, '_', 'S', '5', '_', 0x12, 0x06, 0x02, 0x0a, 0x03, 0x0a, 0x03,
+};
+
+TEST(acpi_s5_from_ssdt)
+{
+	arena_reset();
+	uint8_t *dsdt = aml_table_new("DSDT", no_s5_aml, sizeof(no_s5_aml));
+	uint8_t *fadt = fadt_new(false, pa(dsdt));
+	put32(fadt + 56, 0x600); /* PM1a_EVT_BLK */
+	sdt_finish(fadt);
+	uint64_t tables[] = { pa(fadt), pa(aml_table_new("SSDT", no_s5_aml, sizeof(no_s5_aml))),
+			      pa(aml_table_new("SSDT", s5_aml, sizeof(s5_aml))) };
+	uint8_t *rsdp = rsdp_new(2, 0, pa(xsdt_new(tables, 3)));
+
+	REQUIRE(acpi_parse(pa(rsdp), &info));
+	CHECK(info.has_s5);
+	CHECK_EQ_U64(info.slp_typa, 5);
+	CHECK_EQ_U64(info.slp_typb, 7);
+	CHECK(strcmp(info.s5_table, "SSDT") == 0);
+	CHECK_EQ_U64(info.pm1a_evt, 0x600);
+	CHECK_EQ_U64(info.pm1b_evt, 0);
+	CHECK(!info.emulator);
+
+	/* The DSDT's \_S5 comes first; an SSDT's is not looked at then. */
+	arena_reset();
+	dsdt = aml_table_new("DSDT", s5_aml, sizeof(s5_aml));
+	uint64_t both[] = { pa(aml_table_new("SSDT", other_s5_aml, sizeof(other_s5_aml))),
+			    pa(fadt_new(false, pa(dsdt))) };
+	rsdp = rsdp_new(2, 0, pa(xsdt_new(both, 2)));
+	REQUIRE(acpi_parse(pa(rsdp), &info));
+	CHECK_EQ_U64(info.slp_typa, 5);
+	CHECK(strcmp(info.s5_table, "DSDT") == 0);
+
+	/* Neither has one; an SSDT with a bad checksum is skipped. */
+	arena_reset();
+	dsdt = aml_table_new("DSDT", no_s5_aml, sizeof(no_s5_aml));
+	uint8_t *bad = aml_table_new("SSDT", s5_aml, sizeof(s5_aml));
+	bad[9]++;
+	uint64_t none[] = { pa(fadt_new(true, pa(dsdt))), pa(bad) };
+	rsdp = rsdp_new(0, pa(rsdt_new(none, 2)), 0);
+	REQUIRE(acpi_parse(pa(rsdp), &info));
+	CHECK(!info.has_s5);
+}
+
+static uint8_t *header_with_ids(const char *oem_id, const char *table_id)
+{
+	uint8_t *t = sdt_new("FACP", 36);
+	memcpy(t + 10, oem_id, 6);
+	memcpy(t + 16, table_id, 8);
+	sdt_finish(t);
+	return t;
+}
+
+TEST(acpi_emulator_ids)
+{
+	arena_reset();
+	/* QEMU's tables since 6.0, older QEMU and the Bochs BIOS. */
+	CHECK(acpi_header_is_emulator(header_with_ids("BOCHS ", "BXPC    ")));
+	CHECK(acpi_header_is_emulator(header_with_ids("BOCHS ", "BXPCFACP")));
+	/* Real firmware; near misses. */
+	CHECK(!acpi_header_is_emulator(header_with_ids("ALASKA", "A M I   ")));
+	CHECK(!acpi_header_is_emulator(header_with_ids("INTEL ", "BXPC    ")));
+	CHECK(!acpi_header_is_emulator(header_with_ids("BOCHSX", "BXPC    ")));
+	CHECK(!acpi_header_is_emulator(header_with_ids("BOCHS ", "BXP     ")));
+	CHECK(!acpi_header_is_emulator(header_with_ids("bochs ", "bxpc    ")));
+
+	/* Through the parser: the root table's IDs, or the FADT's. */
+	uint8_t *dsdt = aml_table_new("DSDT", s5_aml, sizeof(s5_aml));
+	uint64_t tables[] = { pa(fadt_new(false, pa(dsdt))) };
+	uint8_t *xsdt = xsdt_new(tables, 1);
+	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt))), &info));
+	CHECK(!info.emulator);
+	memcpy(xsdt + 10, "BOCHS ", 6);
+	memcpy(xsdt + 16, "BXPC    ", 8);
+	sdt_finish(xsdt);
+	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt))), &info));
+	CHECK(info.emulator);
+
+	arena_reset();
+	dsdt = aml_table_new("DSDT", s5_aml, sizeof(s5_aml));
+	uint8_t *fadt = fadt_new(false, pa(dsdt));
+	memcpy(fadt + 10, "BOCHS ", 6);
+	memcpy(fadt + 16, "BXPCFACP", 8);
+	sdt_finish(fadt);
+	uint64_t qemu[] = { pa(fadt) };
+	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt_new(qemu, 1)))), &info));
+	CHECK(info.emulator);
+}
+
+TEST(acpi_ioapic_addresses)
+{
+	arena_reset();
+	struct madt_builder m = madt_new();
+	madt_lapic(&m, 0, 1);
+	madt_ioapic(&m);
+	uint8_t *e = m.t + m.len;
+	e[0] = 1;
+	e[1] = 12;
+	put32(e + 4, 0xfec01000);
+	m.len += 12;
+	uint64_t tables[] = { pa(madt_finish(&m)) };
+	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt_new(tables, 1)))), &info));
+	CHECK_EQ_U64(info.ioapic_count, 2);
+	CHECK_EQ_U64(info.ioapic_addrs[0], 0xfec00000);
+	CHECK_EQ_U64(info.ioapic_addrs[1], 0xfec01000);
 }
