@@ -600,11 +600,6 @@ static uint8_t *spcr_new(uint8_t rev, uint8_t interface, uint8_t space, uint64_t
 	t[58] = baud;
 	if (rev >= 4)
 		put32(t + 80, precise);
-/* A definition block (DSDT or SSDT) holding aml. */
-static uint8_t *aml_table_new(const char *sig, const uint8_t *aml, size_t n)
-{
-	uint8_t *t = sdt_new(sig, 36 + n);
-	memcpy(t + 36, aml, n);
 	sdt_finish(t);
 	return t;
 }
@@ -680,6 +675,17 @@ TEST(acpi_spcr_not_an_io_16550)
 	REQUIRE(acpi_parse(pa(rsdp_new(2, 0, pa(xsdt_new(tables, 1)))), &info));
 	CHECK(!info.has_spcr);
 	CHECK_EQ_U64(acpi_spcr_io_16550(&info), 0);
+}
+
+/* A definition block (DSDT or SSDT) holding aml. */
+static uint8_t *aml_table_new(const char *sig, const uint8_t *aml, size_t n)
+{
+	uint8_t *t = sdt_new(sig, 36 + n);
+	memcpy(t + 36, aml, n);
+	sdt_finish(t);
+	return t;
+}
+
 /* AML with no \_S5: a scope with a method in it. */
 static const uint8_t no_s5_aml[] = {
 	0x10, 0x0b, '_', 'S', 'B', '_', 0x14, 0x06, 'F', 'O', 'O', '_', 0x00, 0xa4,
