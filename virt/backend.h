@@ -182,7 +182,6 @@ struct vcpu_stats {
 	uint64_t msr_refused; /* writes the MSR policy refused: #GP */
 	uint64_t irq_injected;      /* external interrupts injected */
 	uint64_t nmi_injected;
-	uint64_t host_nmis;         /* the host's NMIs that came while the vCPU ran */
 	uint64_t events_requeued;   /* deliveries an exit interrupted, delivered again */
 	uint64_t irq_window_exits;  /* exits when an interrupt or NMI window opened */
 	uint64_t timer_late_max_ns; /* the latest a guest timer fired after its deadline */

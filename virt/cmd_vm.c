@@ -452,7 +452,6 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 		t->msr_refused += s->msr_refused;
 		t->irq_injected += s->irq_injected;
 		t->nmi_injected += s->nmi_injected;
-		t->host_nmis += s->host_nmis;
 		t->events_requeued += s->events_requeued;
 		t->irq_window_exits += s->irq_window_exits;
 		if (s->timer_late_max_ns > t->timer_late_max_ns)
@@ -500,7 +499,7 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "msr_refused", (unsigned long long)t.msr_refused);
 	kprintf("  %-26s %llu\n", "irq_injected", (unsigned long long)t.irq_injected);
 	kprintf("  %-26s %llu\n", "nmi_injected", (unsigned long long)t.nmi_injected);
-	kprintf("  %-26s %llu\n", "host_nmis", (unsigned long long)t.host_nmis);
+	kprintf("  %-26s %llu\n", "host_nmis", (unsigned long long)vm->host_nmis);
 	kprintf("  %-26s %llu\n", "events_requeued", (unsigned long long)t.events_requeued);
 	kprintf("  %-26s %llu\n", "irq_window_exits", (unsigned long long)t.irq_window_exits);
 	kprintf("  %-26s %llu\n", "timer_fires", (unsigned long long)timer_fires);

@@ -6,6 +6,7 @@
  * Ctrl-C, the deadline and the VM's on_watch hook. */
 #include "virt/sched.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "virt/fpu.h"
@@ -161,6 +162,7 @@ static void cpu_loop(struct sched_cpu *c)
 	struct vm *vm = c->vm;
 	struct vcpu *loaded = NULL;
 	bool console = this_cpu_id() == CONSOLE_CPU;
+	uint64_t nmis = this_cpu()->host_nmis;
 
 	cli();
 	while (vm_running(vm)) {
@@ -190,6 +192,7 @@ static void cpu_loop(struct sched_cpu *c)
 	}
 	if (loaded)
 		cpu_leaves(loaded);
+	__atomic_fetch_add(&vm->host_nmis, this_cpu()->host_nmis - nmis, __ATOMIC_RELAXED);
 	sti();
 }
 

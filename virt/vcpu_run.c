@@ -5,7 +5,6 @@
 #include "virt/vcpu_run.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
-#include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
 #include "virt/emulate.h"
@@ -241,9 +240,7 @@ static bool enter(struct vcpu *v, struct vexit *e)
 	}
 	/* A host NMI exits, and sprig's handler takes it before run returns
 	 * (after STGI on SVM; VMX delivers it to itself with INT 2). */
-	uint64_t nmis = this_cpu()->host_nmis;
 	backend->run(v, e);
-	v->stats.host_nmis += this_cpu()->host_nmis - nmis;
 	kick_sync_exit(&v->kick);
 	return true;
 }

@@ -81,6 +81,9 @@ struct vm {
 	void (*on_watch)(struct vm *vm, void *ctx);
 	void *on_watch_ctx;
 	struct vm_lost lost;
+	/* NMIs the host CPUs took while they ran the VM (in the guest or
+	 * handling its exits), counted and survived. */
+	uint64_t host_nmis;
 };
 
 /* [gpa, gpa + size) maps the guest memory at target_gpa (mmu_alias_add). */
