@@ -4,6 +4,7 @@
  * scroll redraws from it only the cells whose character changed: writes only,
  * and few of them, since most of a console's cells are blank. */
 #include "arch/x86/fbcon.h"
+#include "arch/x86/text_cursor.h"
 #include "arch/x86/direct_map.h"
 #include "arch/x86/font.h"
 #include "lib/string.h"
@@ -13,7 +14,7 @@
 
 static uint8_t *base;
 static uint32_t pitch, bytes_per_pixel, white;
-static unsigned cols, rows, col, row;
+static struct text_cursor cur;
 static char grid[MAX_ROWS][MAX_COLS];
 
 static uint32_t channel_max(uint8_t pos, uint8_t size)
@@ -67,9 +68,10 @@ bool fbcon_init(const struct boot_framebuffer *f, const char **why)
 	bytes_per_pixel = (f->bpp + 7) / 8;
 	white = channel_max(f->red_pos, f->red_size) | channel_max(f->green_pos, f->green_size) |
 		channel_max(f->blue_pos, f->blue_size);
-	cols = f->width / FONT_WIDTH < MAX_COLS ? f->width / FONT_WIDTH : MAX_COLS;
-	rows = f->height / FONT_HEIGHT < MAX_ROWS ? f->height / FONT_HEIGHT : MAX_ROWS;
-	col = row = 0;
+	cur = (struct text_cursor){
+		.cols = f->width / FONT_WIDTH < MAX_COLS ? f->width / FONT_WIDTH : MAX_COLS,
+		.rows = f->height / FONT_HEIGHT < MAX_ROWS ? f->height / FONT_HEIGHT : MAX_ROWS,
+	};
 	for (uint32_t y = 0; y < f->height; y++)
 		memset(base + (size_t)y * pitch, 0, (size_t)f->width * bytes_per_pixel);
 	memset(grid, ' ', sizeof(grid));
@@ -78,24 +80,21 @@ bool fbcon_init(const struct boot_framebuffer *f, const char **why)
 
 unsigned fbcon_cols(void)
 {
-	return cols;
+	return cur.cols;
 }
 
 unsigned fbcon_rows(void)
 {
-	return rows;
+	return cur.rows;
 }
 
-static void newline(void)
+/* Each cell redrawn only where the row below differs: the framebuffer is
+ * never read back. */
+static void scroll(void)
 {
-	col = 0;
-	if (row + 1 < rows) {
-		row++;
-		return;
-	}
-	for (unsigned r = 0; r < rows; r++)
-		for (unsigned c = 0; c < cols; c++) {
-			char next = r + 1 < rows ? grid[r + 1][c] : ' ';
+	for (unsigned r = 0; r < cur.rows; r++)
+		for (unsigned c = 0; c < cur.cols; c++) {
+			char next = r + 1 < cur.rows ? grid[r + 1][c] : ' ';
 			if (grid[r][c] != next)
 				draw_cell(r, c, next);
 		}
@@ -103,21 +102,9 @@ static void newline(void)
 
 void fbcon_write(const char *s, size_t n)
 {
+	static const struct text_screen_ops ops = { draw_cell, scroll };
+
 	if (!base)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (c == '\n')
-			newline();
-		else if (c == '\r')
-			col = 0;
-		else if (c == '\b')
-			col -= col > 0;
-		else if (c >= 0x20 && c < 0x7f) {
-			if (col == cols)
-				newline();
-			draw_cell(row, col++, c);
-		}
-	}
+	text_cursor_write(&cur, &ops, s, n);
 }

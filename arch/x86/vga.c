@@ -4,6 +4,7 @@
 #include "arch/x86/vga.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/direct_map.h"
+#include "arch/x86/text_cursor.h"
 #include "lib/string.h"
 
 #define ATTR_GREY_ON_BLACK 0x0700
@@ -14,7 +15,7 @@
 #define CRTC_CURSOR_LOW 0x0f
 
 static uint16_t *cells;
-static unsigned cols, rows, col, row;
+static struct text_cursor cur;
 
 static void clear_cells(uint16_t *p, size_t n)
 {
@@ -24,7 +25,7 @@ static void clear_cells(uint16_t *p, size_t n)
 
 static void cursor_update(void)
 {
-	unsigned pos = row * cols + col;
+	unsigned pos = cur.row * cur.cols + cur.col;
 
 	outb(CRTC_INDEX, CRTC_CURSOR_HIGH);
 	outb(CRTC_DATA, (uint8_t)(pos >> 8));
@@ -35,42 +36,28 @@ static void cursor_update(void)
 void vga_init(uint64_t pa, unsigned width, unsigned height)
 {
 	cells = pa_to_va(pa);
-	cols = width;
-	rows = height;
-	col = row = 0;
-	clear_cells(cells, (size_t)cols * rows);
+	cur = (struct text_cursor){ .rows = height, .cols = width };
+	clear_cells(cells, (size_t)width * height);
 	cursor_update();
 }
 
-static void newline(void)
+static void put(unsigned row, unsigned col, char c)
 {
-	col = 0;
-	if (row + 1 < rows) {
-		row++;
-		return;
-	}
-	memmove(cells, cells + cols, (size_t)(rows - 1) * cols * sizeof(*cells));
-	clear_cells(cells + (size_t)(rows - 1) * cols, cols);
+	cells[row * cur.cols + col] = ATTR_GREY_ON_BLACK | (uint8_t)c;
+}
+
+static void scroll(void)
+{
+	memmove(cells, cells + cur.cols, (size_t)(cur.rows - 1) * cur.cols * sizeof(*cells));
+	clear_cells(cells + (size_t)(cur.rows - 1) * cur.cols, cur.cols);
 }
 
 void vga_write(const char *s, size_t n)
 {
+	static const struct text_screen_ops ops = { put, scroll };
+
 	if (!cells)
 		return;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (c == '\n')
-			newline();
-		else if (c == '\r')
-			col = 0;
-		else if (c == '\b')
-			col -= col > 0;
-		else if (c >= 0x20 && c < 0x7f) {
-			if (col == cols)
-				newline();
-			cells[row * cols + col++] = ATTR_GREY_ON_BLACK | (uint8_t)c;
-		}
-	}
+	text_cursor_write(&cur, &ops, s, n);
 	cursor_update();
 }
