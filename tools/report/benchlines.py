@@ -1,4 +1,5 @@
 """@bench lines: `@bench bench=NAME key=value ...`, one record each."""
+import re
 
 
 def value(text):
@@ -41,3 +42,24 @@ def rmaps(output, where, label):
                             "level": words[0][len("Level="):].rstrip(":"),
                             "buckets": buckets, "counts": [int(x) for x in words[1:]]})
     return records
+
+
+SPREAD_ROW = re.compile(r"^(\w+)\s+(\d+) \((\d+)\.\.(\d+)\)\s+(\d+) \((\d+)\.\.(\d+)\)\s*$")
+
+
+def zap_spreads(output, records):
+    """`bench zap PATTERN vcpus=N` prints, above its two @bench rows, a table
+    of each field's median (min..max) over the runs, hint off then on: add
+    FIELD_min and FIELD_max to those rows, where the table's median is the
+    row's value (the table and the row are the same runs)."""
+    rows = {r.get("leaf_hint"): r for r in records
+            if r.get("bench") == "zap" and "vcpus" in r}
+    for line in output.splitlines():
+        m = SPREAD_ROW.match(line.strip())
+        if not m:
+            continue
+        field = m.group(1)
+        for hint, (med, lo, hi) in (("off", m.group(2, 3, 4)), ("on", m.group(5, 6, 7))):
+            r = rows.get(hint)
+            if r is not None and r.get(field) == int(med):
+                r[field + "_min"], r[field + "_max"] = int(lo), int(hi)

@@ -1,6 +1,7 @@
 """Run the benchmarks of one report and gather their @bench lines: the host
 benchmarks (build/host/bench), the in-guest scenarios in one boot of sprig
-under QEMU (SVM with nested paging), and the VMX rows in one boot under Bochs.
+under QEMU (SVM with nested paging, 4 CPUs: the concurrency experiments run
+there too), and the VMX rows in one boot under Bochs.
 Each step prints a progress line. The QEMU and Bochs machinery is the e2e
 tests' own (tests/e2e/machine.py)."""
 import datetime
@@ -26,15 +27,22 @@ HOST = [("zap", "leaf-empty hint: zaps, hint off/on"),
         ("prefetch", "prefetch on restore")]
 
 # In-guest scenarios in one QEMU boot: (console command, timeout in seconds).
+# The one-vCPU runs first, then the concurrency experiments: the vCPUs on CPUs
+# 1 to 3 while the console CPU zaps (bench zap) or waits.
 QEMU = [("bench zap same16", 600), ("bench zap same4", 600),
         ("bench exec", 300), ("bench dirty", 600),
-        ("bench rmap 10 100", 600), ("bench prefetch", 900)]
+        ("bench rmap 10 100", 600), ("bench prefetch", 900),
+        ("bench zap same16 vcpus=3", 1800), ("bench zap same4 vcpus=3", 1800),
+        ("bench exec vcpus=3", 600), ("bench dirty vcpus=3", 900)]
+QEMU_CPUS = 4
+# The stale-translation test, remote flush on, then off (mmu remote_flush=).
+STALE = [("on", 300), ("off", 300)]
 RMAPS_CLONES = 20
 
 # The Bochs rows (Intel VMX with EPT), as the issue limits them.
 BOCHS = [("bench exec mib=64", 1200), ("bench zap same4", 1200)]
 
-GUESTS = ["churn", "exec", "dirty", "rmapread", "restore_touch"]
+GUESTS = ["churn", "exec", "dirty", "rmapread", "restore_touch", "stale"]
 
 
 def sprig_version():
@@ -111,7 +119,22 @@ def console_step(console, cmd, timeout, where):
     def fn():
         out = console.command(cmd, timeout=timeout)
         recs = benchlines.parse(out, where)
+        benchlines.zap_spreads(out, recs)
         return out, bool(recs), recs
+    return fn
+
+
+def stale_step(console, flush, timeout, where):
+    """bench stale with the remote flush FLUSH; the flush is on again after.
+    The row says which way it ran (remote_flush=): that must be FLUSH."""
+    def fn():
+        console.command("mmu remote_flush=" + flush)
+        try:
+            out = console.command("bench stale", timeout=timeout)
+        finally:
+            console.command("mmu remote_flush=on")
+        recs = benchlines.parse(out, where)
+        return out, bool(recs) and all(r.get("remote_flush") == flush for r in recs), recs
     return fn
 
 
@@ -137,7 +160,7 @@ def rmaps_step(console, where, clones):
 
 def collect(bochs=True):
     """Every step; returns the run's data (a dict, written as JSON)."""
-    total = len(HOST) + 1 + len(QEMU) + 1 + (1 + len(BOCHS) if bochs else 0)
+    total = len(HOST) + 1 + len(QEMU) + len(STALE) + 1 + (1 + len(BOCHS) if bochs else 0)
     run = Run(total)
     for name, what in HOST:
         run.step("host", "bench %s (%s)" % (name, what), host_step(name))
@@ -146,7 +169,7 @@ def collect(bochs=True):
     consoles = {}
 
     def boot_qemu():
-        m = machine.Machine(machine.make_iso("report", "", mods))
+        m = machine.Machine(machine.make_iso("report", "", mods), smp=QEMU_CPUS)
         consoles["qemu"] = m
         out = m.expect(machine.PROMPT, timeout=120)
         return out, True, []
@@ -155,6 +178,10 @@ def collect(bochs=True):
         for cmd, timeout in QEMU:
             if "qemu" in consoles:
                 run.step("qemu", cmd, console_step(consoles["qemu"], cmd, timeout, "qemu"))
+        for flush, timeout in STALE:
+            if "qemu" in consoles:
+                run.step("qemu", "bench stale, mmu remote_flush=%s" % flush,
+                         stale_step(consoles["qemu"], flush, timeout, "qemu"))
         if "qemu" in consoles:
             run.step("qemu", "rmaps after %d clones" % RMAPS_CLONES,
                      rmaps_step(consoles["qemu"], "qemu", RMAPS_CLONES))

@@ -5,7 +5,8 @@ no data: URIs, nothing fetched from the network."""
 import html
 
 from . import proposals
-from .verdicts import WHERE_NAMES, one, one_vcpu, ratio, select
+from .verdicts import (WHERE_NAMES, lowered, one, one_vcpu, ratio, select, several_vcpus,
+                       stale_verdict, zap_vcpus_keys)
 
 STYLE = """body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
@@ -55,6 +56,12 @@ def run_summary(data, data_href):
                 esc(data_href), esc(data_href), steps))
 
 
+def figure(f):
+    return ("<figure><img src=\"%s\" alt=\"%s\"><figcaption><b>%s.</b> %s"
+            "</figcaption></figure>\n" % (esc(f["file"]), esc(f["title"]), esc(f["title"]),
+                                          esc(f["caption"])))
+
+
 SECTIONS = [
     ("leaf", "Leaf-empty hint", ("zap_cdf_", "zap_visits", "zap_guest")),
     ("split", "Split on fault and dirty logging", ("split_",)),
@@ -76,15 +83,9 @@ def index(data, figures, verdicts, data_href):
         out.append("<h2 id=\"%s\">%s</h2>\n" % (key, esc(title)))
         for f in figures:
             if f["file"].startswith(prefixes):
-                out.append("<figure><img src=\"%s\" alt=\"%s\"><figcaption><b>%s.</b> %s"
-                           "</figcaption></figure>\n" % (esc(f["file"]), esc(f["title"]),
-                                                         esc(f["title"]), esc(f["caption"])))
+                out.append(figure(f))
         out.append(verdict_list([v for v in verdicts if v["proposal"] == key]))
-    out.append("<h2 id=\"lock\">Fault-side mmu_lock wait</h2>\n<p class=\"note\">Not plotted: "
-               "sprig is not SMP yet (one vCPU, one host CPU runs guests), so no fault "
-               "ever waits for mmu_lock behind a zap. The proposal's p99.9 fault-wait "
-               "figures (78 to 61 us for same16, 62 to 38 us for same4) have no sprig "
-               "counterpart until it is.</p>\n")
+    out.append(smp_section(data, figures, verdicts))
     out.append("</body></html>\n")
     return "".join(out)
 
@@ -97,6 +98,121 @@ def table(header, rows):
 
 def fmt(x, f="%.3g"):
     return "-" if x is None else f % x
+
+
+def num(x):
+    """Three significant digits, without an exponent."""
+    return "%.0f" % x if abs(x) >= 100 else "%.3g" % x
+
+
+def spread(r, field, scale=1000):
+    """A field's median and, where the run recorded them, (min..max)."""
+    if field + "_min" not in r:
+        return num(r[field] / scale)
+    return "%s (%s..%s)" % (num(r[field] / scale), num(r[field + "_min"] / scale),
+                            num(r[field + "_max"] / scale))
+
+
+def fault_wait_table(recs):
+    """Each `bench zap PATTERN vcpus=N` row, with the proposal's p99.9."""
+    rows = []
+    for where, pattern, vcpus in zap_vcpus_keys(recs):
+        kvm = proposals.LEAF_HINT["wait_p999_us"].get(pattern)
+        for h, hint in enumerate(("off", "on")):
+            r = one(recs, "zap", where=where, pattern=pattern, vcpus=vcpus, leaf_hint=hint)
+            rows.append((pattern, where, vcpus, hint, r["reps"], spread(r, "zaps", 1),
+                         spread(r, "zap_median_ns"), spread(r, "fault_waits", 1),
+                         spread(r, "fault_wait_p50_ns"), spread(r, "fault_wait_p99_ns"),
+                         spread(r, "fault_wait_p999_ns"), spread(r, "fault_wait_max_ns"),
+                         "%g" % kvm[h] if kvm else "-", r["data"]))
+    return table(["pattern", "where", "vCPUs", "hint", "runs", "zaps", "zap median, us",
+                  "fault waits", "wait p50, us", "wait p99, us", "wait p99.9, us",
+                  "wait max, us", "proposal p99.9, us", "data"], rows)
+
+
+def fault_wait_ratios(recs):
+    """The p99.9 fault wait, hint off -> on, sprig's and the proposal's."""
+    rows = []
+    for where, pattern, vcpus in zap_vcpus_keys(recs):
+        off, on = (one(recs, "zap", where=where, pattern=pattern, vcpus=vcpus, leaf_hint=h)
+                   for h in ("off", "on"))
+        kvm = proposals.LEAF_HINT["wait_p999_us"].get(pattern)
+        rows.append((pattern, "%g -> %g (%.2fx)" % (kvm + (kvm[0] / kvm[1],)) if kvm else "-",
+                     where, vcpus, "%s -> %s (%.2fx)" % (
+                         num(off["fault_wait_p999_ns"] / 1000), num(on["fault_wait_p999_ns"] / 1000),
+                         lowered(off["fault_wait_p999_ns"], on["fault_wait_p999_ns"]))))
+    return table(["pattern", "proposal p99.9 off -> on, us (4 vCPUs, hardware)", "where",
+                  "sprig vCPUs", "sprig p99.9 off -> on, us (median of the runs)"], rows)
+
+
+def exec_dirty_table(recs):
+    """exec and dirty iteration 1 on one vCPU and on N, split on fault off/on."""
+    rows = []
+    for where in WHERE_NAMES:
+        multi = [r for r in several_vcpus(recs) if r["where"] == where]
+        if not any(r["bench"] in ("exec", "dirty") for r in multi):
+            continue
+        single = [r for r in one_vcpu(recs) if r["where"] == where]
+        for label, bench, f in (("exec", "exec", {}),
+                                ("dirty 5%", "dirty", {"writes": 5, "eager_page_split": "off"}),
+                                ("dirty 100%", "dirty", {"writes": 100,
+                                                         "eager_page_split": "off"})):
+            for rs in (single, multi):
+                off = one(rs, bench, split_on_fault="off", **f)
+                on = one(rs, bench, split_on_fault="on", **f)
+                if off and on:
+                    rows.append((label, where, off.get("vcpus", 1), off.get("mib", "?"),
+                                 "%.0f (%d)" % (off["time_ns"] / 1e6, off["faults"]),
+                                 "%.0f (%d)" % (on["time_ns"] / 1e6, on["faults"]),
+                                 "%.1fx" % ratio(off["time_ns"], on["time_ns"])))
+    return table(["row", "where", "vCPUs", "MiB", "split off: ms (faults)",
+                  "split on: ms (faults)", "time off / on"], rows)
+
+
+def stale_table(recs, verdicts):
+    rows = []
+    for where in WHERE_NAMES:
+        got = [one(recs, "stale", where=where, remote_flush=f) for f in ("on", "off")]
+        if not any(got):
+            continue
+        cells = ["%d of %d (data=%s)" % (r["hits"], r["rounds"], r["data"]) if r else "no run"
+                 for r in got]
+        rows.append((where, cells[0], cells[1], stale_verdict(verdicts, where)))
+    if not rows:
+        return "<p>No stale-translation rows in this run.</p>\n"
+    return ("<p id=\"stale\">The stale-translation test (bench stale): the guest spins "
+            "on CPU 1 reading a word of a page that the console CPU moves each round, "
+            "with the word changed; a round that reads the old word is a hit. Met only "
+            "when no round hits with the remote flush and some do without it (the test "
+            "can fail).</p>\n" +
+            table(["where", "hits, remote flush on", "hits, remote flush off", "verdict"],
+                  rows))
+
+
+def smp_section(data, figures, verdicts):
+    recs = data["records"]
+    out = ["<h2 id=\"smp\">Several vCPUs: fault-side mmu_lock wait, exec and dirty logging, "
+           "stale translations</h2>\n"]
+    if not several_vcpus(recs) and not select(recs, "stale"):
+        out.append("<p>This run has no several-vCPU rows.</p>\n")
+        return "".join(out)
+    out.append("<p class=\"note\">QEMU TCG runs each vCPU of sprig's machine as a host "
+               "thread, and here those threads share a %s-core host with QEMU's own work "
+               "(and whatever else runs): a vCPU, a fault holding mmu_lock's read side or "
+               "a zap holding its write side is descheduled for whole host time slices. "
+               "The absolute latencies, the wait tails above all, are the host scheduler's "
+               "and cannot reproduce the proposal's (hardware, a core per vCPU); the "
+               "figures say that the experiment runs and what it counts. The verdicts are "
+               "computed from the rows all the same.</p>\n" % esc(data["machine"].get("cores")))
+    for prefix, tail in (("smp_fault_wait", fault_wait_table(recs)),
+                         ("smp_exec_dirty", exec_dirty_table(recs))):
+        for f in figures:
+            if f["file"].startswith(prefix):
+                out.append(figure(f))
+        out.append(tail)
+    out.append(stale_table(recs, verdicts))
+    out.append(verdict_list([v for v in verdicts if v["proposal"] == "smp"]))
+    return "".join(out)
 
 
 def compare_leaf(recs):
@@ -113,9 +229,14 @@ def compare_leaf(recs):
                      "refault %s%%" % rf if rf is not None else "-",
                      fmt(off and off["zap_median_ns"] / 1000), fmt(on and on["zap_median_ns"] / 1000),
                      fmt(sr, "%.2fx"), fmt(sr and sr / (before / after), "%.2f")))
-    return table(["pattern", "KVM before, ms", "KVM after, ms", "KVM ratio", "sprig row (host)",
-                  "sprig off, us", "sprig on, us", "sprig ratio", "sprig ratio / KVM ratio"],
-                 rows)
+    out = table(["pattern", "KVM before, ms", "KVM after, ms", "KVM ratio", "sprig row (host)",
+                 "sprig off, us", "sprig on, us", "sprig ratio", "sprig ratio / KVM ratio"],
+                rows)
+    if zap_vcpus_keys(recs):
+        out += ("<p>Fault-side mmu_lock wait p99.9, published: %s; sprig: bench zap "
+                "PATTERN vcpus=N in a guest (index.html has every percentile and the "
+                "spread).</p>\n" % esc(p["wait_source"])) + fault_wait_ratios(recs)
+    return out
 
 
 def compare_split(recs):
@@ -212,7 +333,8 @@ def compare(data, verdicts):
                        ("prefetch", proposals.PREFETCH, compare_prefetch)):
         out.append("<h2>%s</h2>\n<p>Published: %s.</p>\n" % (esc(p["title"]), esc(p["source"])))
         out.append(fn(recs))
-        out.append(verdict_list([v for v in verdicts if v["proposal"] == key]))
+        out.append(verdict_list([v for v in verdicts if v["proposal"] == key or (
+            key == "leaf" and v["key"] == "zap_vcpus_fault_wait_p999_ratio")]))
     out.append("<p>Where: %s.</p>\n</body></html>\n" % esc("; ".join(
         "%s = %s" % kv for kv in WHERE_NAMES.items())))
     return "".join(out)

@@ -9,7 +9,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .verdicts import WHERE_NAMES, one, one_vcpu, select  # noqa: E402
+from . import proposals  # noqa: E402
+from .verdicts import (WHERE_NAMES, one, one_vcpu, select, several_vcpus,  # noqa: E402
+                       zap_vcpus_keys)
 
 DPI = 90
 
@@ -316,9 +318,118 @@ def prefetch_plots(recs, outdir):
     return out
 
 
+WAITS = (("fault_wait_p50_ns", "p50"), ("fault_wait_p99_ns", "p99"),
+         ("fault_wait_p999_ns", "p99.9"), ("fault_wait_max_ns", "max"))
+
+
+def smp_fault_waits(recs, outdir):
+    """Fault-side mmu_lock wait percentiles, hint off and on, per pattern
+    (`bench zap PATTERN vcpus=N`), with the proposal's p99.9 beside them."""
+    out = []
+    keys = zap_vcpus_keys(recs)
+    for where in [w for w in WHERE_NAMES if any(k[0] == w for k in keys)]:
+        mine = [k for k in keys if k[0] == where]
+        fig, axes = plt.subplots(1, len(mine), figsize=(5 * len(mine), 3.8), squeeze=False)
+        reps, spread = set(), True
+        for ax, (_, pattern, vcpus) in zip(axes[0], mine):
+            rows = [one(recs, "zap", where=where, pattern=pattern, vcpus=vcpus, leaf_hint=h)
+                    for h in ("off", "on")]
+            width = 0.2
+            for h, r in enumerate(rows):
+                reps.add(r["reps"])
+                errs = None  # min..max of the runs, where the table gave them
+                if all(f + "_min" in r for f, _ in WAITS):
+                    errs = [[(r[f] - r[f + "_min"]) / 1000 for f, _ in WAITS],
+                            [(r[f + "_max"] - r[f]) / 1000 for f, _ in WAITS]]
+                spread = spread and errs is not None
+                ax.bar([i + (h - 1.5) * width for i in range(len(WAITS))],
+                       [r[f] / 1000 for f, _ in WAITS], width, yerr=errs, capsize=2,
+                       label="sprig, hint %s" % r["leaf_hint"])
+            kvm = proposals.LEAF_HINT["wait_p999_us"].get(pattern)
+            if kvm:
+                for h, us in enumerate(kvm):
+                    ax.bar([2 + (h + 0.5) * width], [us], width, hatch="//", fill=False,
+                           edgecolor="C%d" % h,
+                           label="proposal p99.9, %s" % ("original" if h == 0 else "patched"))
+            ax.set_xticks(range(len(WAITS)))
+            ax.set_xticklabels([name for _, name in WAITS])
+            ax.set_yscale("log")
+            ax.set_ylabel("fault's mmu_lock wait, us (log)")
+            ax.set_title("%s, %d vCPUs" % (pattern, vcpus))
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7)
+        name = save(fig, outdir, "smp_fault_wait_%s.png" % where)
+        out.append(fig_entry(
+            name, "Fault-side mmu_lock wait, leaf-empty hint off and on, %s" % WHERE_NAMES[where],
+            "bench zap PATTERN vcpus=N: the churn guest's vCPUs (on the CPUs other than the "
+            "console's) fault and write their memory while the console CPU zaps the pattern's "
+            "ranges every 1 ms (make report runs the defaults); a wait is the TSC time from a "
+            "fault's read-lock request to its acquisition, every fault that takes the lock "
+            "counted; median of %s interleaved runs each way, %s; hatched: the proposal's "
+            "p99.9 (%s). Under an emulator on a shared host the vCPU threads and the lock "
+            "holder are descheduled for whole host time slices, so the tails here are the "
+            "host scheduler's, not sprig's; %s." % (
+                "/".join(str(x) for x in sorted(reps)),
+                "error bars min to max of the runs" if spread else "no spread recorded",
+                proposals.LEAF_HINT["wait_source"], WHERE_NAMES[where])))
+    return out
+
+
+def smp_exec_dirty(recs, outdir):
+    """Execute pass and dirty-log iteration 1 on one vCPU and on N, split on
+    fault off and on."""
+    out = []
+    for where in WHERE_NAMES:
+        multi = [r for r in several_vcpus(recs) if r["where"] == where and
+                 r["bench"] in ("exec", "dirty")]
+        if not multi:
+            continue
+        single = [r for r in one_vcpu(recs) if r["where"] == where]
+        vcpus = multi[0]["vcpus"]
+        bars = []  # (label, {(vcpus, split): row})
+        for label, bench, f in (("exec", "exec", {}),
+                                ("dirty 5%", "dirty", {"writes": 5, "eager_page_split": "off"}),
+                                ("dirty 100%", "dirty", {"writes": 100,
+                                                         "eager_page_split": "off"})):
+            cells = {}
+            for n, rows in ((1, single), (vcpus, multi)):
+                for split in ("off", "on"):
+                    r = one(rows, bench, split_on_fault=split, **f)
+                    if r:
+                        cells[(n, split)] = r
+            if cells:
+                bars.append((label, cells))
+        configs = [(n, split) for n in (1, vcpus) for split in ("off", "on")]
+        fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+        width = 0.2
+        for ax, field, scale, ylabel in ((axes[0], "time_ns", 1e6, "time, ms"),
+                                         (axes[1], "faults", 1, "faults")):
+            for k, (n, split) in enumerate(configs):
+                ax.bar([i + (k - 1.5) * width for i in range(len(bars))],
+                       [c[(n, split)][field] / scale if (n, split) in c else 0
+                        for _, c in bars], width,
+                       label="%d vCPU%s, split %s" % (n, "s" if n > 1 else "", split))
+            ax.set_xticks(range(len(bars)))
+            ax.set_xticklabels([b[0] for b in bars])
+            ax.set_yscale("log")
+            ax.set_ylabel(ylabel + " (log)")
+            ax.grid(True, axis="y", alpha=0.3)
+            ax.legend(fontsize=7, ncol=2, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+        mib = sorted({r.get("mib", "?") for r in multi}, key=str)
+        name = save(fig, outdir, "smp_exec_dirty_%s.png" % where)
+        out.append(fig_entry(
+            name, "Execute pass and dirty logging on 1 and %d vCPUs, %s" % (vcpus,
+                                                                           WHERE_NAMES[where]),
+            "bench exec and bench dirty (iteration 1, eager_page_split off), split_on_fault "
+            "off and on, %s MiB, on one vCPU and on %d vCPUs each writing its share at once "
+            "(the same boot); one run each way (no spread measured); %s." % (
+                "/".join(str(m) for m in mib), vcpus, WHERE_NAMES[where])))
+    return out
+
+
 def all_figures(recs, outdir):
     figs = []
     for f in (zap_cdf, zap_visits, zap_guest, split_plots, rmap_fork, rmaps_hist, rmap_ops,
-              prefetch_plots):
+              prefetch_plots, smp_fault_waits, smp_exec_dirty):
         figs += f(recs, outdir)
     return figs

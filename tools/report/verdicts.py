@@ -24,6 +24,30 @@ def one_vcpu(records):
     return [r for r in records if "vcpus" not in r]
 
 
+def several_vcpus(records):
+    """The concurrency experiments' rows (`vcpus=N`)."""
+    return [r for r in records if "vcpus" in r]
+
+
+def zap_vcpus_keys(records):
+    """(where, pattern, vcpus) of the `bench zap PATTERN vcpus=N` runs with
+    both hint settings, in the run's order."""
+    keys = []
+    for r in select(several_vcpus(records), "zap"):
+        k = (r["where"], r["pattern"], r["vcpus"])
+        if k not in keys and all(one(records, "zap", where=k[0], pattern=k[1], vcpus=k[2],
+                                     leaf_hint=h) for h in ("off", "on")):
+            keys.append(k)
+    return keys
+
+
+def lowered(off, on):
+    """off / on, where 0 / 0 is no change and x / 0 infinite."""
+    if on:
+        return float(off) / float(on)
+    return float("inf") if off else 1.0
+
+
 def ratio(a, b):
     return float(a) / float(b) if b else float("inf")
 
@@ -153,6 +177,38 @@ def prefetch_verdicts(j, recs):
                   "callgrind.h was absent when the benchmark was built)")
 
 
+def smp_verdicts(j, recs):
+    for where, pattern, vcpus in zap_vcpus_keys(recs):
+        if not pattern.startswith("same"):
+            continue
+        off, on = (one(recs, "zap", where=where, pattern=pattern, vcpus=vcpus, leaf_hint=h)
+                   for h in ("off", "on"))
+        j("smp", "zap_vcpus_fault_wait_p999_ratio", where,
+          "%s vcpus=%d, median of %d runs each way" % (pattern, vcpus, off["reps"]),
+          lowered(off["fault_wait_p999_ns"], on["fault_wait_p999_ns"]), "%.2f",
+          "p99.9 off %.1f us, on %.1f us" % (off["fault_wait_p999_ns"] / 1000,
+                                             on["fault_wait_p999_ns"] / 1000))
+    for where in WHERE_NAMES:
+        for flush in ("on", "off"):
+            r = one(recs, "stale", where=where, remote_flush=flush)
+            if not r:
+                continue
+            ran = r["data"] == "ok" and r["rounds"] > 0
+            j("smp", "stale_hits_remote_flush_" + flush, where,
+              "bench stale, remote flush %s" % flush, r["hits"] if ran else None, "%d",
+              "%d rounds" % r["rounds"] if ran else
+              "the run failed (data=%s after %d rounds)" % (r["data"], r["rounds"]))
+
+
+def stale_verdict(verdicts, where):
+    """The stale-translation test on WHERE as one verdict: met only when no
+    round hit with the remote flush and some did without it."""
+    vs = [v for v in verdicts if v["where"] == where and v["key"].startswith("stale_")]
+    if len(vs) < 2:
+        return "no data"
+    return "met" if all(v["met"] for v in vs) else "not met"
+
+
 def compute(records, targets=None):
     """All verdicts of a run, in page order."""
     j = Judge(targets or targets_mod.load())
@@ -160,4 +216,5 @@ def compute(records, targets=None):
     split_verdicts(j, records)
     rmap_verdicts(j, records)
     prefetch_verdicts(j, records)
+    smp_verdicts(j, records)
     return j.out
