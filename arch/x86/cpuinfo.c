@@ -72,6 +72,19 @@ static void read_features(void)
 	cpuinfo.x2apic = l1.ecx & (1u << 21);
 	cpuinfo.xsave = l1.ecx & (1u << 26);
 	cpuinfo.hypervisor = l1.ecx & (1u << 31);
+	if (cpuinfo.hypervisor) {
+		/* With the bit set, leaf 0x40000000 names the hypervisor
+		 * ("KVMKVMKVM", "TCGTCGTCGTCG", "VMwareVMware", ...). */
+		struct cpuid_regs h = cpuid(0x40000000, 0);
+
+		memcpy(cpuinfo.hypervisor_id, &h.ebx, 4);
+		memcpy(cpuinfo.hypervisor_id + 4, &h.ecx, 4);
+		memcpy(cpuinfo.hypervisor_id + 8, &h.edx, 4);
+		for (int i = 0; i < 12; i++)
+			if (cpuinfo.hypervisor_id[i] && (cpuinfo.hypervisor_id[i] < 0x20 ||
+							 cpuinfo.hypervisor_id[i] > 0x7e))
+				cpuinfo.hypervisor_id[i] = '?';
+	}
 	cpuinfo.svm.supported = false;
 	cpuinfo.vmx.supported = l1.ecx & (1u << 5);
 
@@ -235,6 +248,10 @@ void cpuinfo_print(unsigned cpu_count)
 		cpuinfo.brand);
 	kprintf("leaves: max 0x%x ext 0x%x hypervisor %s\n", cpuinfo.max_leaf,
 		cpuinfo.max_ext_leaf, yes_no(cpuinfo.hypervisor));
+	if (cpuinfo.hypervisor)
+		kprintf("hypervisor: \"%s\" (CPUID 0x40000000)\n", cpuinfo.hypervisor_id);
+	else
+		kprintf("hypervisor: none in CPUID (bare metal, or Bochs, which sets no bit)\n");
 	kprintf("features: nx %s x2apic %s xsave %s", yes_no(cpuinfo.nx),
 		yes_no(cpuinfo.x2apic), yes_no(cpuinfo.xsave));
 	if (cpuinfo.xsave)

@@ -54,6 +54,7 @@ struct cpuinfo {
 	bool is_amd, is_intel;
 
 	bool nx, pages_1g, x2apic, hypervisor;
+	char hypervisor_id[13];        /* CPUID 0x40000000's signature under a hypervisor */
 	unsigned phys_bits;           /* MAXPHYADDR: CPUID 0x80000008 EAX[7:0], else 36 */
 	uint64_t cr4_allowed;         /* the CR4 bits CPUID says this CPU implements */
 	unsigned va_bits;             /* linear-address width: 57 with LA57, else 48 */

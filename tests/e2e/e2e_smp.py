@@ -82,7 +82,9 @@ def qemu_bios_smp2(check):
     m, boot = boot_qemu(make_iso("smp2", "", [HELLO]), 2)
     try:
         check("smp2/boot-line", re.search(r"^smp: 2 CPUs online", boot, re.M) is not None, boot)
-        check_all_online(check, "smp2", m.command("cpus"), 2)
+        out = m.command("cpus")
+        check_all_online(check, "smp2", out, 2)
+        check("smp2/names-hypervisor", 'hypervisor: "TCGTCGTCGTCG"' in out, out)
         check_vm_runs(check, "smp2", m, "h")
         out = m.command("panic-test ud cpu=0x9")
         check("smp2/panic-test-no-such-cpu", "not an idle online CPU" in out, out)
@@ -147,6 +149,8 @@ def bochs_smp2(check):
     check("bochs-smp2/boot-line", re.search(r"^smp: 2 CPUs online", log, re.M) is not None,
           log[:3000])
     check_all_online(check, "bochs-smp2", parts.get("cpus", ""), 2)
+    check("bochs-smp2/no-hypervisor-bit", "hypervisor: none in CPUID" in parts.get("cpus", ""),
+          parts.get("cpus", ""))
     out = parts.get("vm run h", "")
     check("bochs-smp2/vm-runs", "vm h exited: status 0" in out, log[-2000:])
     out = parts.get("vm run s timeout=120", "")
