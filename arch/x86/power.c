@@ -44,6 +44,7 @@
 #define NO_CPU (-1)
 
 int power_panic_action = PANIC_HALT;
+bool power_exit_failed;
 const char *const panic_action_names[PANIC_ACTIONS + 1] = { "halt", "reboot", "poweroff", NULL };
 
 static int stopping_cpu = NO_CPU; /* the CPU that stops the others */
@@ -173,9 +174,21 @@ static void emulator_exit(void)
 	tsc_delay_us(SETTLE_US);
 }
 
+/* Before S5, which QEMU obeys with exit status 0: a test harness must see
+ * that selftest failed. */
+static void emulator_exit_failed(void)
+{
+	if (!acpi.emulator || !power_exit_failed)
+		return;
+	kprintf("power: selftest failed: writing 1 to the QEMU exit port\n");
+	outb(QEMU_DEBUG_EXIT_PORT, 1);
+	tsc_delay_us(SETTLE_US);
+}
+
 void power_off(void)
 {
 	leave_alone();
+	emulator_exit_failed();
 	acpi_s5();
 	emulator_exit();
 	if (power_panic_action == PANIC_REBOOT) {

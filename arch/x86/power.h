@@ -16,6 +16,9 @@ extern const char *const panic_action_names[PANIC_ACTIONS + 1];
  * ACPI tables say so) their exit ports, isa-debug-exit at 0xf4 (QEMU exits
  * with status 1) and the shutdown port 0x8900; if all fail, panic=. */
 __attribute__((noreturn)) void power_off(void);
+/* Set when a `selftest` check failed: under an emulator, power_off then
+ * first writes 1 to isa-debug-exit (QEMU exits with status 3). */
+extern bool power_exit_failed;
 /* ACPI reset register, the keyboard controller, port 0xCF9, then a triple fault. */
 __attribute__((noreturn)) void power_reboot(void);
 /* Say what panic= does and do it: halt this CPU, reboot or power off. */
