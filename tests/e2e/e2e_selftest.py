@@ -9,9 +9,9 @@ import os
 import re
 import time
 
-from machine import GUESTS_DIR, PROMPT, Machine, make_iso
+from machine import GUESTS_DIR, PROMPT, Machine, make_iso, run_bochs, split_run_output
 
-SCENARIOS = ["qemu_selftest"]
+SCENARIOS = ["qemu_selftest", "bochs_selftest"]
 
 GUESTS = ["hello", "touch", "fpu", "apic", "pc", "smp", "exec", "rmapread", "restore_touch"]
 CHECKS = ["caps", "guest-hello", "guest-touch", "guest-fpu", "guest-apic", "guest-pc",
@@ -73,3 +73,22 @@ def qemu_selftest(check):
         check("selftest-fail/poweroff-exit-status", rc == 3, "rc=%r" % rc)
     finally:
         m.close()
+
+
+def bochs_selftest(check):
+    """Bochs, VMX with EPT, 2 CPUs: every check PASSes (the issue asks for
+    under 5 minutes there; the time is printed)."""
+    iso = make_iso("selftest-bochs", 'run="selftest; poweroff"', modules(GUESTS))
+    t = time.time()
+    log = run_bochs(iso, cpus=2, timeout=420)
+    print("  Bochs boot with selftest took %.0f s (the issue's limit for selftest: 5 minutes)" %
+          (time.time() - t))
+    out = split_run_output(log).get("selftest", "")
+    v = verdicts(out)
+    for name in CHECKS:
+        check("bochs-selftest/%s-pass" % name, v.get(name, ("none",))[0] == "PASS",
+              "%s: %r" % (name, v.get(name)))
+    check("bochs-selftest/summary", "selftest: %d passed, 0 failed, 0 skipped" % len(CHECKS)
+          in out, log[-2000:])
+    check("bochs-selftest/caps-names-backend", "vmx with ept" in v.get("caps", ("", ""))[1],
+          str(v.get("caps")))
