@@ -8,7 +8,7 @@ import os
 import re
 import time
 
-from e2e_smp_guest import check_run
+from e2e_smp_guest import check_sprig_run
 from machine import (GUESTS_DIR, Machine, PROMPT, make_iso, run_bochs, scenario_main,
                      split_run_output)
 
@@ -122,10 +122,7 @@ def qemu_uefi_smp4(check):
         check_vm_runs(check, "uefi-smp4", m, "h")
         m.command("vm create s smp vcpus=3 -- cpus=3")
         out = m.command("vm run s timeout=120", timeout=180)
-        st = re.search(r"vm s exited: status (\d+)", out)
-        guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
-                          if line.startswith("[s] "))
-        check_run(check, "uefi-smp4/vcpus3", int(st.group(1)) if st else None, guest, 3)
+        check_sprig_run(check, "uefi-smp4/vcpus3", out, "s", 3)
     finally:
         m.close()
 
@@ -153,11 +150,7 @@ def bochs_smp2(check):
           parts.get("cpus", ""))
     out = parts.get("vm run h", "")
     check("bochs-smp2/vm-runs", "vm h exited: status 0" in out, log[-2000:])
-    out = parts.get("vm run s timeout=120", "")
-    st = re.search(r"vm s exited: status (\d+)", out)
-    guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
-                      if line.startswith("[s] "))
-    check_run(check, "bochs-smp2/vcpus2", int(st.group(1)) if st else None, guest, 2)
+    check_sprig_run(check, "bochs-smp2/vcpus2", parts.get("vm run s timeout=120", ""), "s", 2)
     # The two stale runs, remote flush on and then off, in their order.
     stale = [re.search(r"^stale: rounds=(\d+) hits=(\d+)", chunk, re.M)
              for chunk in log.split(PROMPT) if chunk.startswith("bench stale")]

@@ -12,7 +12,7 @@ pages from a host, it tests its own protocol with an AP in the host's place
 import re
 
 from bare import run_bare
-from machine import scenario_main
+from machine import guest_lines, scenario_main
 
 SCENARIOS = ["smp_guest_bare", "stale_guest_bare"]
 
@@ -55,6 +55,14 @@ def check_run(check, prefix, status, out, cpus):
     m = SUMMARY.search(out)
     check(prefix + "-summary", m is not None and int(m.group(1)) == len(ALL_CHECKS) - len(want),
           out[-3000:])
+
+
+def check_sprig_run(check, prefix, out, vm, cpus):
+    """check_run on the output of `vm run VM` under sprig: the status from
+    sprig's exit line, the guest's lines without their '[VM] ' prefix."""
+    st = re.search(r"vm %s exited: status (\d+)" % re.escape(vm), out)
+    check_run(check, prefix, int(st.group(1)) if st else None, "\n".join(guest_lines(out, vm)),
+              cpus)
 
 
 def smp_guest_bare(check):

@@ -9,12 +9,10 @@ stays clean, and a kernel that never starts its APs runs as before."""
 import os
 import re
 
-from e2e_smp_guest import check_run
+from e2e_smp_guest import check_sprig_run
 from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
 
 SCENARIOS = ["vcpus_svm", "vcpus_smp4", "vcpus_vmx"]
-
-STATUS = re.compile(r"vm (\S+) exited: status (\d+)")
 
 
 def run_smp(check, m, n, prefix="svm", args=""):
@@ -23,10 +21,7 @@ def run_smp(check, m, n, prefix="svm", args=""):
     check("%s/vcpus%d-created" % (prefix, n),
           "vm %s created" % name in out and "%d vCPUs" % n in out, out)
     out = m.command("vm run %s timeout=200" % name, timeout=300)
-    st = STATUS.search(out)
-    guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
-                      if line.startswith("[%s] " % name))
-    check_run(check, "%s/vcpus%d" % (prefix, n), int(st.group(2)) if st else None, guest, n)
+    check_sprig_run(check, "%s/vcpus%d" % (prefix, n), out, name, n)
     stats = m.command("stats " + name)
     for i in range(n):
         v = re.search(r"vcpu%d_exits\s+(\d+)" % i, stats)
@@ -136,10 +131,7 @@ def vcpus_vmx(check):
         out = m.command("vm create s2 smp vcpus=2 -- cpus=2", timeout=60)
         check("vmx/vcpus2-created", "vm s2 created" in out, out)
         out = m.command("vm run s2 timeout=200", timeout=420)
-        st = STATUS.search(out)
-        guest = "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
-                          if line.startswith("[s2] "))
-        check_run(check, "vmx/vcpus2", int(st.group(2)) if st else None, guest, 2)
+        check_sprig_run(check, "vmx/vcpus2", out, "s2", 2)
     finally:
         m.close()
 

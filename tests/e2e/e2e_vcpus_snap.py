@@ -18,17 +18,13 @@ import subprocess
 import tempfile
 
 from e2e_input import MKSNAP, fpu_area
-from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
+from machine import (GUESTS_DIR, PROMPT, BochsConsole, Machine, guest_lines, make_iso,
+                     scenario_main)
 
 SCENARIOS = ["snap_vcpus_svm", "snap_vcpu_images", "snap_vcpus_vmx"]
 
 SUMMARY = "smp: 8 passed, 0 failed, 0 skipped"
 EXITED = re.compile(r"vm (\S+) exited: status (\d+)")
-
-
-def guest_lines(out, name):
-    return "\n".join(line.split("] ", 1)[1] for line in out.splitlines()
-                     if line.startswith("[%s] " % name))
 
 
 def audit(check, m, name, label):
@@ -41,7 +37,7 @@ def runs_to_the_end(check, m, name, label, returned=None, timeout=420):
     summary counting every check (those before the pause too), none
     failed; returned: what its snapshot or clone point returned."""
     out = m.command("vm run %s timeout=300" % name, timeout=timeout)
-    guest = guest_lines(out, name)
+    guest = "\n".join(guest_lines(out, name))
     st = EXITED.search(out)
     check(label + "-exits-0", st is not None and st.group(2) == "0", out[-3000:])
     check(label + "-all-passed", SUMMARY in guest and "FAIL" not in guest, out[-3000:])
