@@ -53,6 +53,7 @@ HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
 all: $(B)/sprig.iso
 
 include guests/guests.mk
+include guests/linux/linux.mk
 
 deps:
 	@tools/deps.sh build

@@ -39,6 +39,10 @@ if [ "${1:-build}" = test ]; then
 	# the report suite renders a recorded run with matplotlib
 	want python3-matplotlib /usr/lib/python3/dist-packages/matplotlib/__init__.py
 fi
+# The Linux guest's initramfs (guests/linux/linux.mk) is a cpio archive.
+if [ "${1:-build}" = linux ] || [ "${1:-build}" = test ]; then
+	want_cmd cpio cpio
+fi
 # make report: Bochs for its VMX rows, and matplotlib for its plots.
 if [ "${1:-build}" = report ]; then
 	want_cmd bochs bochs

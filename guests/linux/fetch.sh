@@ -1,0 +1,26 @@
+#!/bin/sh
+# fetch.sh DIR: Debian's stock amd64 kernel (the version linux-image-amd64
+# depends on) and busybox-static, downloaded with apt-get and unpacked with
+# dpkg-deb (in DIR/pkg, removed after), never installed; DIR/vmlinuz is the kernel and
+# DIR/busybox the static busybox. Kept once there.
+set -eu
+dir=$1
+rm -rf "$dir/pkg"
+mkdir -p "$dir/debs" "$dir/pkg"
+kernel=$(apt-cache depends linux-image-amd64 2>/dev/null |
+	sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
+if [ -z "$kernel" ]; then
+	apt-get update -qq
+	kernel=$(apt-cache depends linux-image-amd64 |
+		sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*-amd64\)$/\1/p' | head -n 1)
+fi
+[ -n "$kernel" ] || { echo "fetch.sh: no kernel package behind linux-image-amd64" >&2; exit 1; }
+# apt-get download writes to the current directory (as _apt when it can).
+(cd "$dir/debs" && rm -f ./*.deb && apt-get download -q "$kernel" busybox-static)
+for deb in "$dir"/debs/*.deb; do
+	dpkg-deb -x "$deb" "$dir/pkg"
+done
+cp "$dir"/pkg/boot/vmlinuz-*-amd64 "$dir/vmlinuz"
+cp "$dir/pkg/bin/busybox" "$dir/busybox"
+rm -rf "$dir/pkg" # the kernel's modules: the guest loads none
+echo "fetch.sh: $kernel, $(basename "$dir"/debs/busybox-static_*.deb)"

@@ -1,0 +1,44 @@
+# The Linux guest: Debian's stock kernel and an initramfs of busybox-static
+# with guests/linux/init, both from Debian's packages (guests/linux/fetch.sh
+# unpacks them into build/linux/, never installs them). Included by the
+# top-level Makefile; only run-linux and the Linux test use them, so no other
+# target fetches the kernel.
+#   build/linux/vmlinuz   the stock kernel (a bzImage)
+#   build/linux/initrd    gzip'd newc cpio: busybox, its applets' links, /init
+# LINUX_INITRD_BINS: more static programs to put in the initramfs's /bin.
+
+LINUX_DIR := $(B)/linux
+LINUX_INITRD_BINS ?=
+
+$(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox: guests/linux/fetch.sh
+	guests/linux/fetch.sh $(LINUX_DIR)
+	@touch $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox
+
+# The applets' links come from busybox itself (--list-full).
+$(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox guests/linux/init $(LINUX_INITRD_BINS)
+	@tools/deps.sh linux
+	rm -rf $(LINUX_DIR)/root
+	mkdir -p $(LINUX_DIR)/root/bin $(LINUX_DIR)/root/sbin $(LINUX_DIR)/root/usr/bin \
+		$(LINUX_DIR)/root/usr/sbin $(LINUX_DIR)/root/proc $(LINUX_DIR)/root/sys \
+		$(LINUX_DIR)/root/dev $(LINUX_DIR)/root/tmp
+	cp $(LINUX_DIR)/busybox $(LINUX_DIR)/root/bin/busybox
+	cp guests/linux/init $(LINUX_DIR)/root/init
+	for a in $$($(LINUX_DIR)/busybox --list-full); do \
+		[ -e $(LINUX_DIR)/root/$$a ] || ln -s /bin/busybox $(LINUX_DIR)/root/$$a; done
+	$(if $(LINUX_INITRD_BINS),cp $(LINUX_INITRD_BINS) $(LINUX_DIR)/root/bin/)
+	cd $(LINUX_DIR)/root && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet | \
+		gzip -9 > ../initrd.tmp
+	mv $(LINUX_DIR)/initrd.tmp $@
+
+# sprig's ISO with the test guests, vmlinuz and initrd; LINUX_ARGS boots
+# straight into the Linux guest.
+LINUX_ARGS ?= run="vm create linux vmlinuz initrd=initrd vcpus=2 mem=512M -- console=ttyS0; vm run linux"
+$(B)/sprig-linux.iso: $(B)/sprig.elf $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd \
+		tools/mkiso.sh | deps
+	tools/mkiso.sh $< $@ '$(LINUX_ARGS)' $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
+
+# make run-linux: sprig under QEMU with 2 CPUs, booting the Linux guest.
+.PHONY: run-linux linux-images
+linux-images: $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
+run-linux: $(B)/sprig-linux.iso
+	QEMU_MEM=2G tools/qemu.sh bios $< -smp 2
