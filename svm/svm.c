@@ -457,6 +457,18 @@ static void svm_sipi(struct vcpu *v, uint8_t vector)
 	s->cs.base = (uint64_t)vector << 12;
 }
 
+static void svm_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
+			       uint16_t ds)
+{
+	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
+
+	s->gdtr.base = gdt_base;
+	s->gdtr.limit = gdt_limit;
+	s->cs.selector = cs;
+	s->ds.selector = s->es.selector = s->ss.selector = ds;
+	s->fs.selector = s->gs.selector = ds;
+}
+
 static void svm_dump(struct vcpu *v)
 {
 	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
@@ -543,6 +555,7 @@ const struct virt_backend svm_backend = {
 	.guest_cr4 = svm_guest_cr4,
 	.init_state = svm_init_state,
 	.sipi = svm_sipi,
+	.boot_selectors = svm_boot_selectors,
 	.dump = svm_dump,
 	.state_save = svm_state_save,
 	.state_load = svm_state_load,

@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh build|test|fuzz|report: install the Debian packages sprig needs when they are
+# deps.sh build|test|fuzz|report|linux: install the Debian packages sprig needs when they are
 # missing (as root, with apt-get), so that README's commands work on a fresh
 # Debian 12 machine.
 set -eu

@@ -147,6 +147,12 @@ struct virt_backend {
 	/* A start-up IPI to a vCPU in the INIT state: CS = vector << 8, base
 	 * vector << 12 (virt/ sets RIP 0). */
 	void (*sipi)(struct vcpu *v, uint8_t vector);
+	/* The state vcpu_create made, with a GDT in guest memory and the
+	 * selectors that name its flat descriptors (the Linux boot protocol's
+	 * 32-bit entry): GDTR = {gdt_base, gdt_limit}, CS = cs, the data
+	 * segments ds. */
+	void (*boot_selectors)(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
+			       uint16_t ds);
 	/* Control registers, segments and exit state for a report. */
 	void (*dump)(struct vcpu *v);
 	/* The architectural guest state the backend holds (SVM: the VMCB save

@@ -160,6 +160,15 @@ static int vm_create_cmd(int argc, char **argv)
 			}
 			a.restore_image = (const void *)(uintptr_t)img->start;
 			a.restore_bytes = img->end - img->start;
+		} else if (strncmp(argv[i], "initrd=", 7) == 0) {
+			/* A Linux kernel's initial RAM disk. */
+			const struct boot_module *rd = boot_module_find(val);
+			if (!rd) {
+				kprintf("vm: no module '%s' for the initrd\n", val);
+				return 1;
+			}
+			a.initrd = (const void *)(uintptr_t)rd->start;
+			a.initrd_size = rd->end - rd->start;
 		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
 			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
@@ -433,7 +442,7 @@ static int cmd_vm(int argc, char **argv)
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create NAME MODULE [initrd=MODULE] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images");
 
 /* The vCPUs' counters summed (maxima: the largest), their port tallies merged. */

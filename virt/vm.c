@@ -13,6 +13,7 @@
 #include "svm/svm.h"
 #include "virt/emulate.h"
 #include "virt/fpu.h"
+#include "virt/bzimage_loader.h"
 #include "virt/mb1_loader.h"
 #include "virt/sched.h"
 #include "virt/vcpu_run.h"
@@ -244,11 +245,26 @@ static void vm_boot_vcpus(struct vm *vm, const struct mb1_entry *entry)
 	}
 }
 
+/* A Linux kernel's boot: vCPU 0 at the protocol's 32-bit entry with its GDT
+ * and boot_params, the others as vm_boot_vcpus leaves them. */
+static void vm_boot_linux(struct vm *vm, const struct bzimage_entry *entry)
+{
+	struct vcpu *bsp = vm->vcpus[0];
+	const struct mb1_entry none = { 0 };
+
+	vm_boot_vcpus(vm, &none);
+	bsp->regs.rip = entry->eip;
+	bsp->regs.rsi = entry->esi;
+	backend->boot_selectors(bsp, entry->gdt_gpa, entry->gdt_limit, entry->cs, entry->ds);
+}
+
 struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 {
 	struct vm *vm = NULL;
 	struct mb1_entry entry;
+	struct bzimage_entry bz_entry;
 	unsigned nr_vcpus = a->vcpus ? a->vcpus : 1;
+	const bool is_linux = !a->state && bzimage_detect(a->image, a->image_size);
 
 	if (!backend) {
 		ksnprintf(err, errlen, "no hardware virtualization on this CPU");
@@ -272,7 +288,18 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 				       .guest_mem = a->mem_bytes, .cmdline = a->cmdline,
 				       .ranges = &acpi, .n_ranges = 1 };
 
-	if (!a->state && mb1_check_boot(&boot, err, errlen))
+	/* Linux finds the RSDP where the platform puts it, first in the area. */
+	const struct bzimage_boot bz = { .image = a->image, .size = a->image_size,
+					 .guest_mem = a->mem_bytes, .cmdline = a->args,
+					 .initrd = a->initrd, .initrd_size = a->initrd_size,
+					 .rsdp_gpa = PLATFORM_ACPI_GPA };
+
+	if (!a->state && !is_linux && a->initrd) {
+		ksnprintf(err, errlen, "initrd= is for a Linux kernel (bzImage); this is a "
+			  "multiboot kernel");
+		return NULL;
+	}
+	if (!a->state && (is_linux ? bzimage_check(&bz, err, errlen) : mb1_check_boot(&boot, err, errlen)))
 		return NULL;
 	for (int i = 0; i < VM_MAX && !vm; i++) {
 		paddr_t pa;
@@ -333,13 +360,16 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 			vm_teardown(vm, true);
 			return NULL;
 		}
-	} else if (mb1_load_boot(&vm->mmu, &boot, &entry, err, errlen)) {
+	} else if (is_linux ? bzimage_load(&vm->mmu, &bz, &bz_entry, err, errlen) :
+			   mb1_load_boot(&vm->mmu, &boot, &entry, err, errlen)) {
 		vm_teardown(vm, true);
 		return NULL;
 	} else if (platform_write_acpi(vm)) {
 		ksnprintf(err, errlen, "the ACPI tables do not fit in guest memory");
 		vm_teardown(vm, true);
 		return NULL;
+	} else if (is_linux) {
+		vm_boot_linux(vm, &bz_entry);
 	} else {
 		vm_boot_vcpus(vm, &entry);
 	}

@@ -94,15 +94,17 @@ struct vm_alias {
 
 struct vm_create_args {
 	const char *name;
-	const void *image; /* a multiboot kernel */
+	const void *image; /* a multiboot kernel or a Linux bzImage */
 	uint64_t image_size;
-	const char *cmdline; /* what the guest sees: "MODULE ARGS", as QEMU gives */
+	const char *cmdline; /* what a multiboot guest sees: "MODULE ARGS", as QEMU gives */
+	const void *initrd;  /* a bzImage's initrd, or NULL */
+	uint64_t initrd_size;
 	uint64_t mem_bytes;
 	enum backing_kind backing;
 	const void *restore_image; /* BACKING_RESTORE: the memory image */
 	uint64_t restore_bytes;
 	uint32_t chunk_pages;
-	const char *args; /* the guest's arguments alone, for HC_ARGS */
+	const char *args; /* the guest's arguments alone, for HC_ARGS; a bzImage's command line */
 	unsigned vcpus;   /* 1 to VM_VCPUS_MAX (0 counts as 1) */
 	/* Host CPUs to place the vCPUs on in turn (vm_place_vcpus); none:
 	 * spread over the online CPUs. */

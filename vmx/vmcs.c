@@ -207,6 +207,18 @@ void vmx_vmcs_init_state(void)
 			vmx_instruction_error_name(w.error));
 }
 
+void vmx_vmcs_boot_selectors(uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs, uint16_t ds)
+{
+	vmcs_write(VMCS_GUEST_GDTR_BASE, gdt_base);
+	vmcs_write(VMCS_GUEST_GDTR_LIMIT, gdt_limit);
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_CS, cs);
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_SS, ds);
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_DS, ds);
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_ES, ds);
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_FS, ds);
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_GS, ds);
+}
+
 void vmx_vmcs_sipi(uint8_t vector)
 {
 	vmcs_write(VMCS_GUEST_ES_SEL + 2 * VMCS_SEG_CS, (uint64_t)vector << 8);

@@ -625,6 +625,13 @@ static void vmx_sipi(struct vcpu *v, uint8_t vector)
 		vmx_vmcs_sipi(vector);
 }
 
+static void vmx_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
+			       uint16_t ds)
+{
+	if (vmcs_make_current(v->arch))
+		vmx_vmcs_boot_selectors(gdt_base, gdt_limit, cs, ds);
+}
+
 /* Not const: cpu_enable picks the EPT format (with A/D bits when the CPU has
  * them) before any VM's MMU is created with it. */
 static int vmx_tdp_max_leaf_level(void)
@@ -656,6 +663,7 @@ struct virt_backend vmx_backend = {
 	.vcpu_put = vmx_vcpu_put,
 	.init_state = vmx_init_state,
 	.sipi = vmx_sipi,
+	.boot_selectors = vmx_boot_selectors,
 	.dump = vmx_dump,
 	.state_save = vmx_state_save,
 	.state_load = vmx_state_load,

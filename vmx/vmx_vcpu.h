@@ -82,6 +82,7 @@ bool vmx_vmcs_host_state(struct vmx_vcpu *a);
 /* INIT's guest state and a SIPI's CS, in the current VMCS. */
 void vmx_vmcs_init_state(void);
 void vmx_vmcs_sipi(uint8_t vector);
+void vmx_vmcs_boot_selectors(uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs, uint16_t ds);
 /* The backend's dump, state_save, state_check and state_load. */
 void vmx_dump(struct vcpu *v);
 size_t vmx_state_save(struct vcpu *v, void *buf);
