@@ -31,6 +31,7 @@ enum msr_home msr_home(uint32_t msr)
 	case MSR_MTRRCAP:
 	case MSR_MTRR_DEF_TYPE:
 	case MSR_TSC_AUX:
+	case MSR_K8_INT_PENDING_MSG:
 		return MSR_HOME_VIRT;
 	default:
 		return MSR_HOME_NONE;
@@ -46,6 +47,7 @@ bool msr_fixed_value(uint32_t msr, uint64_t *val)
 	case MSR_MTRRCAP:       /* no fixed-range or variable MTRRs to program */
 	case MSR_MTRR_DEF_TYPE: /* MTRRs disabled: guest memory is write-back */
 	case MSR_TSC_AUX:
+	case MSR_K8_INT_PENDING_MSG: /* no C1E and no SMI on CMP halt */
 		*val = 0;
 		return true;
 	default:
@@ -105,6 +107,7 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 		*store = val & LOW32;
 		break;
 	case MSR_MISC_ENABLE:
+	case MSR_K8_INT_PENDING_MSG:
 	case MSR_MTRRCAP: {
 		uint64_t cur = 0;
 

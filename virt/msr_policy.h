@@ -22,6 +22,9 @@
  *   MTRR_DEF_TYPE      reads 0; writes with valid types and no reserved bits
  *                      are accepted and dropped (guest memory is write-back)
  *   TSC_AUX            reads 0; writes of 32-bit values accepted and dropped
+ *   K8_INT_PENDING_MSG reads 0 (no C1E, no SMI on halt: Linux reads it without
+ *                      a fault handler on CPUs with AMD erratum 400, family
+ *                      0xf as QEMU's TCG CPU is); read-only, as KVM has it
  *   APIC_BASE, TSC_DEADLINE, x2APIC 0x800-0x8ff
  *                      the vCPU's local APIC (virt/lapic.c), which checks
  *                      them by the SDM's rules */

@@ -34,6 +34,7 @@
 #define MSR_GS_BASE 0xc0000101
 #define MSR_KERNEL_GS_BASE 0xc0000102
 #define MSR_TSC_AUX 0xc0000103
+#define MSR_K8_INT_PENDING_MSG 0xc0010055 /* AMD K8/family 10h: C1E and SMI on CMP halt */
 #define MSR_VM_CR 0xc0010114
 #define MSR_VM_HSAVE_PA 0xc0010117
 

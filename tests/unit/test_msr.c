@@ -43,7 +43,7 @@ TEST(msr_homes)
 				     MSR_SYSENTER_CS, MSR_SYSENTER_ESP, MSR_SYSENTER_EIP,
 				     MSR_PAT };
 	const uint32_t virt[] = { MSR_TSC, MSR_MISC_ENABLE, MSR_MTRRCAP, MSR_MTRR_DEF_TYPE,
-				  MSR_TSC_AUX };
+				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG };
 	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
 				  MSR_X2APIC_LAST };
 	const uint32_t none[] = { 0, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
@@ -63,6 +63,7 @@ TEST(msr_homes)
 	}
 	CHECK(msr_fixed_value(MSR_MISC_ENABLE, &v) && v == MISC_ENABLE_FAST_STRINGS);
 	CHECK(msr_fixed_value(MSR_MTRRCAP, &v) && v == 0);
+	CHECK(msr_fixed_value(MSR_K8_INT_PENDING_MSG, &v) && v == 0);
 	CHECK(!msr_fixed_value(MSR_TSC, &v));
 	CHECK(!msr_fixed_value(MSR_PAT, &v));
 }
@@ -165,6 +166,8 @@ TEST(msr_fixed_ones)
 	CHECK(!ok(MSR_MISC_ENABLE, 0, &long_mode));
 	CHECK(!ok(MSR_MISC_ENABLE, ~0ull, &long_mode));
 	CHECK(!ok(MSR_MTRRCAP, 0, &long_mode));
+	CHECK(ok(MSR_K8_INT_PENDING_MSG, 0, &long_mode));
+	CHECK(!ok(MSR_K8_INT_PENDING_MSG, 1, &long_mode));
 	CHECK(ok(MSR_MTRR_DEF_TYPE, 0, &long_mode));
 	CHECK(ok(MSR_MTRR_DEF_TYPE, 0xc06, &long_mode)); /* enabled, WB */
 	CHECK(ok(MSR_MTRR_DEF_TYPE, 0x805, &long_mode)); /* WP */
