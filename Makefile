@@ -134,7 +134,7 @@ test: | deps
 # Fuzz targets: clang's libFuzzer with ASan and UBSan, against the real parsers.
 # A target NAME is tests/fuzz/fuzz_NAME.c, plus the sources it links listed in
 # FUZZ_SRCS_NAME, plus NAME in FUZZ_TARGETS (tests/fuzz/README.md).
-FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn
+FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn bzimage
 FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
@@ -143,6 +143,7 @@ FUZZ_SRCS_snapshot := virt/state_check.c virt/lapic.c virt/lapic_timer.c virt/la
 	svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c lib/print.c
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c lib/print.c
+FUZZ_SRCS_bzimage := virt/bzimage_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -397,6 +397,40 @@ def snapshot():
         (a + 200, u32(500)), (a + 204, bytes([1]))))
 
 
+# The setup header of Debian 6.1's vmlinuz (protocol 2.15), as in
+# tests/unit/test_bzimage_loader.c.
+DEBIAN_HDR = bytes.fromhex(
+    "27010020d807000000ffff000055aaeb6a486472530f02000000000010c0420001008000001000"
+    "000000000000000000000000e05b000000000000ffffff7f0000200001157f00ff0700000000000000"
+    "00000000000000cc020000e4ef7b00000000000000000000000001000000000080f903208d7c00fc567d00")
+
+
+def bz_image(setup_sects=3, kernel=0x2000, patches=()):
+    img = bytearray((i * 7 + 3) & 0xff for i in range((setup_sects + 1) * 512 + kernel))
+    put(img, 0x1f1, DEBIAN_HDR)
+    img[0x1f1] = setup_sects
+    put(img, 0x1f4, u32(kernel // 16))
+    for off, data in patches:
+        put(img, off, data)
+    return bytes(img)
+
+
+def bz_input(mem, initrd_units, cmdline, image):
+    return bytes([mem]) + u16(initrd_units) + bytes([len(cmdline)]) + cmdline + image
+
+
+def bzimage():
+    cmd = b"console=ttyS0 sprig.run=\"uname -a\""
+    write("bzimage", "debian_128m", bz_input(0, 20, cmd, bz_image()))
+    write("bzimage", "debian_81m_initrd", bz_input(4, 4096, b"", bz_image()))
+    write("bzimage", "debian_16m_refused", bz_input(2, 0, b"x", bz_image()))
+    write("bzimage", "not_relocatable", bz_input(0, 1, b"", bz_image(patches=((0x234, b"\0"),))))
+    write("bzimage", "old_protocol", bz_input(0, 0, b"", bz_image(patches=((0x206, u16(0x0209)),))))
+    # initrd_addr_max one page above the kernel's init_size: 8 KiB do not fit.
+    write("bzimage", "initrd_addr_max_low", bz_input(5, 32, b"", bz_image(
+        patches=((0x22c, u32(0x4f98fff)),))))
+
+
 def main():
     guest = None
     if len(sys.argv) == 3 and sys.argv[1] == "--guest":
@@ -409,6 +443,7 @@ def main():
     parse()
     insn()
     snapshot()
+    bzimage()
 
 
 if __name__ == "__main__":
