@@ -36,7 +36,7 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 # Code under lib/ and mm/ (and the boot-information parser) compiles for the host
 # too: unit tests, concurrency tests and benchmarks run the real code.
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
-	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c virt/bzimage_loader.c \
+	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c virt/bzimage_loader.c virt/pvclock.c \
 		   virt/msr_policy.c virt/state_check.c virt/console_line.c svm/saved_state.c \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c virt/lapic.c virt/lapic_timer.c \
 		   virt/lapic_ipi.c virt/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \

@@ -206,6 +206,8 @@ struct vcpu {
 	uint8_t *xsave;        /* the guest's FPU/SSE/AVX state, 64-byte aligned */
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
+	uint64_t pvclock_msr;  /* MSR_KVM_SYSTEM_TIME_NEW as written (virt/pvclock.h) */
+	uint32_t pvclock_version; /* of the structure it names: odd while sprig writes it */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
 	bool halted;           /* after HLT: waits for an interrupt */
 	bool wait_sipi;        /* after INIT: runs only once a start-up IPI arrives */

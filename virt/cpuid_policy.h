@@ -15,7 +15,9 @@
  * host's), 1, 2 and 4 (caches; topology fields rewritten), 6 (ARAT only), 7
  * (subleaves 0 and 1), 0xB/0x1F (each vCPU a core of one package), 0xD
  * (XSAVE: what fpu.c switches), 0x15/0x16 (TSC and APIC bus rates),
- * 0x40000000 (sprig's signature), 0x80000000-0x80000008. Every other leaf in
+ * 0x40000000 (sprig's signature), 0x40000100-0x40000101 (KVM's signature
+ * and its paravirtual clock, virt/pvclock.h, when the TSC rate is known),
+ * 0x80000000-0x80000008. Every other leaf in
  * range reads zero. A leaf above its range's maximum reads as Intel CPUs
  * answer it (the highest basic leaf; SDM vol. 2A CPUID) with an Intel vendor,
  * zero otherwise (AMD). */
@@ -48,7 +50,7 @@ struct cpuid_host {
 };
 
 /* The hypervisor leaf: its EAX says it is the highest one. Leaves
- * 0x40000001-0x4fffffff read zero. */
+ * 0x40000001-0x4fffffff read zero but KVM's clock leaves (virt/pvclock.h). */
 #define CPUID_LEAF_HYPERVISOR 0x40000000u
 
 /* The rate of the virtual local APIC's timer input (virt/lapic), which leaf

@@ -4,13 +4,16 @@
  * PAT), and the rest are here: the TSC through the TSC offset, and the fixed
  * values of a few MSRs that guests probe; the local APIC's MSRs go to its
  * model. Everything refused raises #GP. */
+#include "arch/x86/cmos.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
+#include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "virt/emulate.h"
 #include "virt/lapic.h"
 #include "virt/msr_policy.h"
+#include "virt/pvclock.h"
 
 /* Console lines per vCPU and kind; the counters in `stats` go on. */
 #define MSR_LOG_LINES 8
@@ -70,6 +73,34 @@ static bool apic_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	return ok;
 }
 
+/* KVM's clock MSRs (virt/pvclock.h): sprig writes the structure at the gpa
+ * now; one outside guest memory is left unwritten, as KVM leaves it. */
+static void pvclock_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
+{
+	uint8_t buf[PVCLOCK_TIME_INFO_SIZE];
+	struct pvclock_scale s;
+	uint64_t khz = tsc_khz();
+
+	if (msr == MSR_KVM_WALL_CLOCK_NEW) {
+		/* The host's wall clock when this VM's TSC read 0. */
+		uint64_t sec = cmos_unix_seconds() - (khz ? guest_tsc(v) / (khz * 1000) : 0);
+
+		v->vm->pvclock_wall_msr = val;
+		pvclock_wall_clock(buf, 2, (uint32_t)sec, 0);
+		mmu_write_guest(v->mmu, val, buf, PVCLOCK_WALL_CLOCK_SIZE);
+		return;
+	}
+	v->pvclock_msr = val;
+	if (!(val & 1) || !khz)
+		return;
+	/* Odd while the structure changes, even once it is whole. */
+	pvclock_scale_for(khz, &s);
+	v->pvclock_version += 2;
+	pvclock_time_info(buf, v->pvclock_version - 1, &s);
+	if (mmu_write_guest(v->mmu, val & ~1ull, buf, sizeof(buf)) == 0)
+		mmu_write_guest(v->mmu, val & ~1ull, &v->pvclock_version, 4);
+}
+
 static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
 {
 	v->stats.msr_unknown++;
@@ -98,8 +129,10 @@ bool emulate_rdmsr(struct vcpu *v)
 		ok = backend->msr_read(v, msr, &val);
 		break;
 	case MSR_HOME_VIRT:
-		val = guest_tsc(v);
-		ok = msr == MSR_TSC || msr_fixed_value(msr, &val);
+		val = msr == MSR_KVM_SYSTEM_TIME_NEW ? v->pvclock_msr :
+		      msr == MSR_KVM_WALL_CLOCK_NEW ? v->vm->pvclock_wall_msr : guest_tsc(v);
+		ok = msr == MSR_TSC || msr == MSR_KVM_SYSTEM_TIME_NEW ||
+		     msr == MSR_KVM_WALL_CLOCK_NEW || msr_fixed_value(msr, &val);
 		break;
 	case MSR_HOME_APIC:
 		ok = apic_msr_read(v, msr, &val);
@@ -155,6 +188,8 @@ bool emulate_wrmsr(struct vcpu *v)
 	} else if (msr == MSR_TSC) {
 		/* Never the host's TSC: only this guest's view moves. */
 		v->tsc_offset = (int64_t)(store - rdtsc());
+	} else if (msr == MSR_KVM_SYSTEM_TIME_NEW || msr == MSR_KVM_WALL_CLOCK_NEW) {
+		pvclock_msr_write(v, msr, store);
 	}
 	/* The other MSR_HOME_VIRT MSRs keep their fixed values. */
 	return true;

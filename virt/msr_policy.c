@@ -2,6 +2,7 @@
 #include "virt/msr_policy.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
+#include "virt/pvclock.h"
 
 #define LOW32 0xffffffffull
 
@@ -32,6 +33,8 @@ enum msr_home msr_home(uint32_t msr)
 	case MSR_MTRR_DEF_TYPE:
 	case MSR_TSC_AUX:
 	case MSR_K8_INT_PENDING_MSG:
+	case MSR_KVM_SYSTEM_TIME_NEW:
+	case MSR_KVM_WALL_CLOCK_NEW:
 		return MSR_HOME_VIRT;
 	default:
 		return MSR_HOME_NONE;
@@ -123,6 +126,14 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 	case MSR_TSC_AUX:
 		if (val >> 32)
 			why = "TSC_AUX bits 63:32 set";
+		break;
+	case MSR_KVM_SYSTEM_TIME_NEW: /* bit 0 enables; the gpa is 4-byte aligned */
+		if (val & 2)
+			why = "pvclock structure not 4-byte aligned";
+		break;
+	case MSR_KVM_WALL_CLOCK_NEW:
+		if (val & 3)
+			why = "pvclock wall clock not 4-byte aligned";
 		break;
 	default:
 		why = "unknown MSR";

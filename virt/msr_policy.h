@@ -25,6 +25,10 @@
  *   K8_INT_PENDING_MSG reads 0 (no C1E, no SMI on halt: Linux reads it without
  *                      a fault handler on CPUs with AMD erratum 400, family
  *                      0xf as QEMU's TCG CPU is); read-only, as KVM has it
+ *   KVM_SYSTEM_TIME_NEW, KVM_WALL_CLOCK_NEW
+ *                      KVM's paravirtual clock (virt/pvclock.h): a 4-byte
+ *                      aligned gpa (SYSTEM_TIME: bit 0 enables it), read back
+ *                      as written; sprig then writes the structure there
  *   APIC_BASE, TSC_DEADLINE, x2APIC 0x800-0x8ff
  *                      the vCPU's local APIC (virt/lapic.c), which checks
  *                      them by the SDM's rules */

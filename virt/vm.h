@@ -84,6 +84,7 @@ struct vm {
 	/* NMIs the host CPUs took while they ran the VM (in the guest or
 	 * handling its exits), counted and survived. */
 	uint64_t host_nmis;
+	uint64_t pvclock_wall_msr; /* MSR_KVM_WALL_CLOCK_NEW as last written */
 };
 
 /* [gpa, gpa + size) maps the guest memory at target_gpa (mmu_alias_add). */

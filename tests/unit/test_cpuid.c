@@ -475,6 +475,31 @@ TEST(cpuid_hypervisor_leaf)
 	CHECK(q(&h, 1, 0).ecx & CPUID_1_ECX_HYPERVISOR);
 }
 
+/* KVM's clock leaves at 0x40000100 (where Linux's scan in steps of 0x100
+ * finds them), only with a known TSC rate; the leaves around read zero. */
+TEST(cpuid_kvm_clock_leaves)
+{
+	struct fake f = { .table = zen };
+	struct cpuid_host h = host_of(&f);
+	struct cpuid_leaf r = q(&h, 0x40000100, 0);
+	char sig[12];
+
+	CHECK_EQ_U64(r.eax, 0x40000101);
+	memcpy(sig, &r.ebx, 4);
+	memcpy(sig + 4, &r.ecx, 4);
+	memcpy(sig + 8, &r.edx, 4);
+	CHECK(!memcmp(sig, "KVMKVMKVM\0\0\0", 12));
+	r = q(&h, 0x40000101, 0);
+	CHECK_EQ_U64(r.eax, (1u << 3) | (1u << 24)); /* CLOCKSOURCE2, STABLE_BIT */
+	CHECK(r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+	r = q(&h, 0x40000102, 0);
+	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+	h.tsc_khz = 0;
+	r = q(&h, 0x40000100, 0);
+	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+	CHECK_EQ_U64(q(&h, 0x40000101, 0).eax, 0);
+}
+
 TEST(cpuid_extended_leaves)
 {
 	struct fake fi = { .table = skylake_x }, fa = { .table = zen };

@@ -4,6 +4,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "virt/msr_policy.h"
+#include "virt/pvclock.h"
 
 /* A guest in long mode with paging, as the test guests run. */
 static const struct msr_guest long_mode = {
@@ -43,7 +44,8 @@ TEST(msr_homes)
 				     MSR_SYSENTER_CS, MSR_SYSENTER_ESP, MSR_SYSENTER_EIP,
 				     MSR_PAT };
 	const uint32_t virt[] = { MSR_TSC, MSR_MISC_ENABLE, MSR_MTRRCAP, MSR_MTRR_DEF_TYPE,
-				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG };
+				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG, MSR_KVM_SYSTEM_TIME_NEW,
+				  MSR_KVM_WALL_CLOCK_NEW };
 	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
 				  MSR_X2APIC_LAST };
 	const uint32_t none[] = { 0, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
@@ -167,6 +169,11 @@ TEST(msr_fixed_ones)
 	CHECK(!ok(MSR_MISC_ENABLE, ~0ull, &long_mode));
 	CHECK(!ok(MSR_MTRRCAP, 0, &long_mode));
 	CHECK(ok(MSR_K8_INT_PENDING_MSG, 0, &long_mode));
+	CHECK(ok(MSR_KVM_SYSTEM_TIME_NEW, 0x1234001, &long_mode));
+	CHECK(ok(MSR_KVM_SYSTEM_TIME_NEW, 0, &long_mode));
+	CHECK(!ok(MSR_KVM_SYSTEM_TIME_NEW, 0x1234003, &long_mode));
+	CHECK(ok(MSR_KVM_WALL_CLOCK_NEW, 0x1234004, &long_mode));
+	CHECK(!ok(MSR_KVM_WALL_CLOCK_NEW, 0x1234002, &long_mode));
 	CHECK(!ok(MSR_K8_INT_PENDING_MSG, 1, &long_mode));
 	CHECK(ok(MSR_MTRR_DEF_TYPE, 0, &long_mode));
 	CHECK(ok(MSR_MTRR_DEF_TYPE, 0xc06, &long_mode)); /* enabled, WB */
