@@ -19,6 +19,8 @@ void uart_flush_line(struct vm *vm)
 	if (!u->len)
 		return;
 	kprintf("[%s] %.*s\n", vm->name, (int)u->len, u->line);
+	if (vm->on_line)
+		vm->on_line(vm, u->line, u->len, vm->on_line_ctx);
 	u->len = 0;
 }
 
@@ -27,10 +29,13 @@ void uart_transmit(struct vm *vm, uint8_t c)
 	struct vm_uart *u = &vm->uart;
 
 	if (c == '\n') {
-		if (u->len)
+		if (u->len) {
 			uart_flush_line(vm);
-		else
-			kprintf("[%s] \n", vm->name);
+			return;
+		}
+		kprintf("[%s] \n", vm->name);
+		if (vm->on_line)
+			vm->on_line(vm, "", 0, vm->on_line_ctx);
 		return;
 	}
 	if (c == '\r')

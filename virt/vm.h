@@ -80,6 +80,10 @@ struct vm {
 	 * runs (a benchmark's host-side thread); NULL when unused. */
 	void (*on_watch)(struct vm *vm, void *ctx);
 	void *on_watch_ctx;
+	/* Called with each line the guest prints on COM1, without its end;
+	 * NULL when unused (selftest compares hello's lines). */
+	void (*on_line)(struct vm *vm, const char *line, unsigned len, void *ctx);
+	void *on_line_ctx;
 	struct vm_lost lost;
 	/* NMIs the host CPUs took while they ran the VM (in the guest or
 	 * handling its exits), counted and survived. */
