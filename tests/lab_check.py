@@ -9,14 +9,16 @@ lab ISO (build/lab/sprig-lab.iso: build/sprig.elf with every guest of
 build/guests/ as a module) runs job (a) on the QEMU device with lava-run;
 every test case is read from the "results" records of its log, and every
 case the job names must be there and pass. The board's pre-installed-GRUB
-job (minimal boot) is then checked with `lava-run --validate`; the TFTP job
-is rendered only (it needs a TFTP daemon).
+job (minimal boot) is then checked with `lava-run --validate`. The TFTP job
+needs a TFTP daemon for lava-run; its GRUB commands run instead under QEMU
+with OVMF, whose user network has a TFTP server of its own.
 
 As a tests/run.py module: SCENARIOS, each LAVA case one check. Alone:
 `python3 tests/lab_check.py` prints each case and exits 1 on any failed or
 missing one."""
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -24,6 +26,9 @@ import time
 
 import jinja2
 import yaml
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "e2e"))
+from machine import PROMPT, Machine  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAB = os.path.join(ROOT, "lab")
@@ -64,6 +69,52 @@ def render(template, dest, **context):
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def grub_over_tftp(check, job):
+    """The TFTP job's GRUB commands, typed by LAVA at the board's grub>, in
+    a GRUB menu entry instead, under OVMF with a virtio NIC: QEMU's user
+    network answers DHCP and serves sprig.elf and the guests' tar over TFTP
+    from 10.0.2.2. sprig must come up with every guest of the tar as a
+    module, and run one."""
+    with open(job) as f:
+        boot = [a["boot"] for a in yaml.safe_load(f)["actions"] if "boot" in a][0]
+    subst = {"{SERVER_IP}": "10.0.2.2", "{KERNEL}": "sprig.elf", "{RAMDISK}": "sprig-guests.tar"}
+    lines = []
+    for cmd in boot["commands"]:
+        for k, v in subst.items():
+            cmd = cmd.replace(k, v)
+        lines.append("  " + cmd)
+    top = os.path.join(OUT, "tftp")
+    for d in ("iso/boot/grub", "srv"):
+        os.makedirs(os.path.join(top, d), exist_ok=True)
+    with open(os.path.join(top, "iso", "boot", "grub", "grub.cfg"), "w") as f:
+        f.write("\n".join(["set timeout=0", "serial --unit=0 --speed=115200",
+                           "terminal_input serial console", "terminal_output serial console",
+                           "menuentry tftp {"] + lines + ["}", ""]))
+    shutil.copy(os.path.join(ROOT, "build", "sprig.elf"), os.path.join(top, "srv"))
+    shutil.copy(os.path.join(OUT, "sprig-guests.tar"), os.path.join(top, "srv"))
+    iso = os.path.join(top, "grub-tftp.iso")
+    subprocess.run(["grub-mkrescue", "-o", iso, os.path.join(top, "iso")], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with tarfile.open(os.path.join(OUT, "sprig-guests.tar")) as tar:
+        guests = sorted(n[:-len(".elf")] for n in tar.getnames())
+    m = Machine(iso, firmware="uefi",
+                extra=["-netdev", "user,id=n0,tftp=" + os.path.join(top, "srv"),
+                       "-device", "virtio-net-pci,netdev=n0"])
+    try:
+        m.expect(PROMPT, timeout=120)
+        out = m.command("modules")
+        loaded = sorted(line.split()[-1] for line in out.splitlines()
+                        if line.startswith("module "))
+        check("lava/board-tftp-grub-modules", loaded == guests,
+              "loaded %s, the tar has %s" % (loaded, guests))
+        m.command("vm create t hello -- over tftp")
+        out = m.command("vm run t timeout=60", timeout=90)
+        check("lava/board-tftp-grub-runs-guest", '[t] args: "over tftp"' in out and
+              "vm t exited: status 0" in out, out)
+    finally:
+        m.close()
 
 
 def lab_images():
@@ -165,7 +216,7 @@ def lava_qemu(check):
     tftp = render("board-tftp.yaml.jinja2", "board-tftp.yaml",
                   kernel_url="https://lab.example/sprig/sprig.elf",
                   guests_url="https://lab.example/sprig/sprig-guests.tar")
-    check("lava/board-tftp-renders", os.path.getsize(tftp) > 0, tftp)
+    grub_over_tftp(check, tftp)
 
 
 def main():
