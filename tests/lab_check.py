@@ -17,7 +17,9 @@ As a tests/run.py module: SCENARIOS, each LAVA case one check. Alone:
 `python3 tests/lab_check.py` prints each case and exits 1 on any failed or
 missing one."""
 import glob
+import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -40,7 +42,7 @@ LAVA_TMP = "/var/lib/lava/dispatcher/tmp"
 # The lab ISO's kernel arguments: a hang becomes a reset the lab sees.
 LAB_ARGS = "watchdog=300 panic=reboot"
 
-SCENARIOS = ["lava_qemu"]
+SCENARIOS = ["lava_jobs"]
 
 
 def server_templates():
@@ -141,18 +143,18 @@ def lava_run(device, job, job_id, validate=False):
     argv = ["lava-run", "--device", device, "--job-id", str(job_id), "--output-dir", out]
     if validate:
         argv.append("--validate")
-    cmd = "mount -t tmpfs lava-tmp %s && exec %s %s" % (
-        LAVA_TMP, " ".join("'%s'" % a for a in argv), "'%s'" % job)
+    cmd = "mount -t tmpfs lava-tmp %s && exec %s" % (
+        LAVA_TMP, " ".join(shlex.quote(a) for a in argv + [job]))
     p = subprocess.run(["unshare", "-m", "sh", "-c", cmd], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, text=True, errors="replace")
-    with open(os.path.join(out, "log.yaml"), "w") as f:
+    with open(os.path.join(out, "log.jsonl"), "w") as f:
         f.write(p.stderr)
     records = []
     for line in p.stderr.splitlines():
-        # One YAML flow mapping per line: '- {"dt": ..., "lvl": ..., "msg": ...}'.
+        # One JSON object per line: {"dt": ..., "lvl": ..., "msg": ...}.
         try:
-            rec = yaml.load(line.lstrip("- "), Loader=yaml.CSafeLoader)
-        except yaml.YAMLError:
+            rec = json.loads(line)
+        except ValueError:
             continue
         if isinstance(rec, dict) and "lvl" in rec:
             records.append(rec)
@@ -185,16 +187,16 @@ def log_errors(records):
                      if r["lvl"] == "results" and "error_msg" in r["msg"]]
 
 
-def lava_qemu(check):
+def lava_jobs(check):
     """Job (a) run, every case checked; the board's minimal-boot job
-    validated; the TFTP job rendered."""
+    validated; the board's TFTP job's GRUB commands run."""
     os.makedirs(OUT, exist_ok=True)
     t = time.time()
     iso = lab_images()
     device = render("qemu-sprig.jinja2", "qemu-sprig.yaml")
     job = render("qemu.yaml.jinja2", "qemu.yaml", iso_url="file://" + iso)
     rc, records = lava_run(device, job, 1)
-    print("  lava-run of job (a): %.0f s, exit %d; log in build/lab/job-1/log.yaml" %
+    print("  lava-run of job (a): %.0f s, exit %d; log in build/lab/job-1/log.jsonl" %
           (time.time() - t, rc))
     got = {}
     for r in records:
@@ -228,7 +230,7 @@ def main():
         if not ok:
             failed.append(name)
     t = time.time()
-    lava_qemu(check)
+    lava_jobs(check)
     print("lab-check: %s in %.0f s" % ("%d failed" % len(failed) if failed else "all passed",
                                        time.time() - t))
     return 1 if failed else 0
