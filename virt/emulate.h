@@ -21,7 +21,8 @@ bool emulate_hypercall(struct vcpu *v);
  * prefixed with the VM's name, or as it comes while `vm console` is attached.
  * Under the VM's lock. */
 void uart_transmit(struct vm *vm, uint8_t c);
-/* Print what the guest left in its COM1 line buffer. */
+/* Print what the guest left in its COM1 line buffer (attached: end its raw
+ * line). */
 void uart_flush_line(struct vm *vm);
 /* Bytes from the line into COM1's receiver (which may interrupt), as many
  * as it has room for: the rest wait, as behind a terminal's flow control.

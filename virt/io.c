@@ -13,6 +13,12 @@ void uart_flush_line(struct vm *vm)
 {
 	struct vm_uart *u = &vm->uart;
 
+	/* Raw output the guest left mid-line: what sprig prints next starts
+	 * on a line of its own. */
+	if (vm->com1.attached && vm->com1.mid_line) {
+		kprintf("\n");
+		vm->com1.mid_line = false;
+	}
 	if (!u->len)
 		return;
 	kprintf("[%s] %.*s\n", vm->name, (int)u->len, u->line);
@@ -27,6 +33,7 @@ void uart_transmit(struct vm *vm, uint8_t c)
 		char ch = (char)c;
 
 		console_write(&ch, 1);
+		vm->com1.mid_line = c != '\n';
 		return;
 	}
 	if (c == '\n') {

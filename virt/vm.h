@@ -46,11 +46,13 @@ struct vm_uart {
 
 /* COM1 at 0x3f8 on IRQ 4 (virt/io.c): the 16550A, the level its IRQ line was
  * last given, and whether `vm console` holds sprig's console (keys to the
- * receiver, output raw). Chipset state: not in snapshots. */
+ * receiver, output raw) with the guest's last raw line unfinished. Chipset
+ * state: not in snapshots. */
 struct vm_com1 {
 	struct uart16550 uart;
 	bool irq_level;
 	bool attached;
+	bool mid_line;
 };
 
 struct vm {
