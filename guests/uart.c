@@ -2,7 +2,8 @@
  * UART the way the driver's probe does (IER scratch bits, loopback, the FIFO
  * bits in IIR, a byte sent to itself in loopback), then turns the FIFOs on
  * (receive trigger 8), sets OUT2, enables the receive and line-status
- * interrupts and takes IRQ 4 through the I/O APIC. Every received byte is
+ * interrupts and takes IRQ 4 through the I/O APIC (with the argument `pic`:
+ * through the 8259 and LINT0 in ExtINT mode instead). Every received byte is
  * echoed, letters upper-cased and control bytes as ^X, from the
  * THR-empty interrupt (enabled only while there is output, as the driver's
  * start_tx/stop_tx do). Ctrl-D (0x04) ends it with status 0 after a line of
@@ -44,6 +45,10 @@
 #define LSR_THRE 0x20
 #define FIFO_BYTES 16
 
+#define VEC_PIC_MASTER 0x20 /* IRQ n is vector 0x20 + n */
+#define VEC_PIC_SLAVE 0x28
+#define PIC_EOI 0x20
+
 #define IOAPIC_BASE 0xfec00000ul
 #define IOREDTBL_MASKED (1u << 16)
 #define IOREDTBL_LEVEL (1u << 15)
@@ -58,6 +63,7 @@ static char out_buf[OUT_MAX];
 static unsigned out_head, out_count;
 
 static uint8_t ier;
+static bool via_pic;
 static volatile bool ended;
 static volatile unsigned irqs, overruns, bytes_in;
 static volatile unsigned seen[16]; /* interrupts by IIR identification */
@@ -217,19 +223,39 @@ static void com1_interrupt(void)
 			break;
 		}
 	}
-	apic_eoi();
+	if (via_pic)
+		outb(0x20, PIC_EOI);
+	else
+		apic_eoi();
 }
 
 static void dispatch(struct frame *f)
 {
-	if (f->vector == VEC_COM1) {
+	if (f->vector == (via_pic ? VEC_PIC_MASTER + COM1_IRQ : VEC_COM1)) {
 		com1_interrupt();
 		return;
 	}
-	if (f->vector == SPURIOUS_VEC)
+	/* Spurious: the APIC's, or the 8259's IRQ 7 (no EOI for either). */
+	if (f->vector == SPURIOUS_VEC || (via_pic && f->vector == VEC_PIC_MASTER + 7))
 		return;
 	printf("uart: FAIL vector %lu at RIP 0x%lx\n", f->vector, f->rip);
 	exit(3);
+}
+
+/* The 8259 pair at vectors 0x20-0x2f, edge-triggered, every IRQ but `irq`
+ * masked. */
+static void pic_route(unsigned irq)
+{
+	outb(0x20, 0x11); /* ICW1: edge, cascade, ICW4 follows */
+	outb(0xa0, 0x11);
+	outb(0x21, VEC_PIC_MASTER);
+	outb(0xa1, VEC_PIC_SLAVE);
+	outb(0x21, 0x04); /* the slave on IR2 */
+	outb(0xa1, 0x02);
+	outb(0x21, 0x01); /* 8086 mode, normal EOI */
+	outb(0xa1, 0x01);
+	outb(0x21, (uint8_t)~(1u << irq));
+	outb(0xa1, 0xff);
 }
 
 int main(const struct mb1_info *mbi)
@@ -237,34 +263,47 @@ int main(const struct mb1_info *mbi)
 	uint32_t bits;
 	unsigned gsi;
 
-	(void)mbi;
+	via_pic = first_arg_is(mbi, "pic");
 	if (!under_sprig())
 		serial_setup();
 	probe();
 	idt_install(dispatch);
-	outb(0x21, 0xff); /* the 8259s masked: IRQ 4 comes through the I/O APIC */
+	outb(0x21, 0xff); /* the 8259s masked until one is routed */
 	outb(0xa1, 0xff);
 	set_uncached(APIC_DEFAULT);
 	set_uncached(IOAPIC_BASE);
 	apic_write(APIC_SVR, SVR_ENABLE | SPURIOUS_VEC);
 	apic_write(APIC_LVT_TIMER, LVT_MASKED);
-	apic_write(APIC_LVT_LINT0, LVT_MASKED);
 	gsi = com1_gsi(&bits);
-	ioapic_write(0x10 + 2 * gsi, IOREDTBL_MASKED);
-	ioapic_write(0x11 + 2 * gsi, (apic_read(APIC_ID) >> 24) << 24);
-	ioapic_write(0x10 + 2 * gsi, bits | VEC_COM1);
-	printf("uart: 16550A at 0x%x, IRQ %u on GSI %u; typed keys come back upper-cased, "
-	       "Ctrl-D ends\n", COM1, COM1_IRQ, gsi);
-
+	/* Programmed before the banner: keys typed once it shows are kept (the
+	 * FCR write empties the receiver). Interrupts wait for the sti below. */
 	outb(COM1 + REG_IIR, FCR_FIFO_TRIGGER_8);
 	outb(COM1 + REG_MCR, MCR_DTR | MCR_RTS | MCR_OUT2);
 	set_ier(IER_RDI | IER_RLSI);
+	if (via_pic) {
+		/* Virtual wire: the 8259's INTR through LINT0, the pin masked
+		 * at the I/O APIC. */
+		ioapic_write(0x10 + 2 * gsi, IOREDTBL_MASKED);
+		apic_write(APIC_LVT_LINT0, LVT_EXTINT);
+		pic_route(COM1_IRQ);
+		printf("uart: 16550A at 0x%x, IRQ %u through the 8259; typed keys come back "
+		       "upper-cased, Ctrl-D ends\n", COM1, COM1_IRQ);
+	} else {
+		apic_write(APIC_LVT_LINT0, LVT_MASKED);
+		ioapic_write(0x10 + 2 * gsi, IOREDTBL_MASKED);
+		ioapic_write(0x11 + 2 * gsi, (apic_read(APIC_ID) >> 24) << 24);
+		ioapic_write(0x10 + 2 * gsi, bits | VEC_COM1);
+		printf("uart: 16550A at 0x%x, IRQ %u on GSI %u; typed keys come back "
+		       "upper-cased, Ctrl-D ends\n", COM1, COM1_IRQ, gsi);
+	}
+
 	/* Sleep until Ctrl-D has come and the echo has gone out. */
 	cli();
 	while (!ended || out_count)
 		asm volatile("sti; hlt; cli" ::: "memory");
 	set_ier(0);
 	ioapic_write(0x10 + 2 * gsi, IOREDTBL_MASKED);
+	outb(0x21, 0xff);
 	printf("\nuart: %u bytes in %u interrupts (data %u, timeout %u, THR empty %u, "
 	       "line status %u), %u overruns\n", bytes_in, irqs, seen[IIR_RDI], seen[IIR_TIMEOUT],
 	       seen[IIR_THRI], seen[IIR_RLSI], overruns);

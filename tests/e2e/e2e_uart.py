@@ -3,7 +3,8 @@ of sprig: guests/uart checks the UART as Linux's 8250 driver probes it, then
 echoes what it receives upper-cased from its interrupt handler (IRQ 4 through
 the I/O APIC). Not attached, its output keeps the `[NAME] ` prefix; attached,
 the keys typed reach it, Ctrl-C included, its echo comes back raw, Ctrl-]
-pauses it and a second `vm console` continues it to its end. The same keys
+pauses it and a second `vm console` continues it to its end; a second VM
+takes IRQ 4 through the 8259 (LINT0 in ExtINT mode) instead. The same keys
 typed at the guest bare under QEMU (QEMU's own 16550) must give the same echo."""
 import os
 import re
@@ -100,6 +101,21 @@ def qemu_uart_console(check):
         check("uart/irq4-through-ioapic", (stat(out, "ioapic_pin_4") or 0) > 0, out)
         out = m.command("vm console u")
         check("uart/console-exited-vm", "'u' has exited" in out, out)
+
+        # The same through the 8259 and LINT0 (ExtINT) instead of the I/O APIC.
+        m.command("vm create up uart -- pic")
+        m.send("vm console up timeout=120\r")
+        m.expect("IRQ 4 through the 8259", timeout=30)
+        m.send("pic path\r")
+        m.expect("PIC PATH", timeout=30)
+        m.send("\x04")
+        out = m.expect(PROMPT, timeout=60)
+        s = SUMMARY.search(out)
+        check("uart/through-pic", "vm up exited: status 0" in out and s is not None and
+              int(s.group(1)) == len("pic path\r") + 1, out)
+        out = m.command("stats up")
+        check("uart/pic-not-ioapic", "exits_pic" in out and stat(out, "ioapic_pin_4") is None,
+              out)
 
         # Guests that only print keep their prefixed lines.
         m.command("vm create h hello -- one two")
