@@ -5,15 +5,17 @@ the I/O APIC). Not attached, its output keeps the `[NAME] ` prefix; attached,
 the keys typed reach it, Ctrl-C included, its echo comes back raw, Ctrl-]
 pauses it and a second `vm console` continues it to its end; a second VM
 takes IRQ 4 through the 8259 (LINT0 in ExtINT mode) instead. The same keys
-typed at the guest bare under QEMU (QEMU's own 16550) must give the same echo."""
+typed at the guest bare under QEMU (QEMU's own 16550) must give the same echo.
+A second boot, under Bochs (VMX with EPT), types, detaches and continues once
+more: the interrupt injected from the console CPU on the other backend."""
 import os
 import re
 import subprocess
 import time
 
-from machine import GUESTS_DIR, PROMPT, Machine, guest_lines, make_iso, stat
+from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, guest_lines, make_iso, stat
 
-SCENARIOS = ["qemu_uart_console"]
+SCENARIOS = ["qemu_uart_console", "bochs_vmx_uart_console"]
 
 BANNER = "uart: 16550A at 0x3f8, IRQ 4 on GSI 4"
 # More than the 16-byte receive FIFO at once: the rest waits for room.
@@ -123,5 +125,29 @@ def qemu_uart_console(check):
         check("uart/hello-prefixed", guest_lines(out, "h")[:2] ==
               ["hello from a multiboot guest", 'args: "one two"'] and
               "vm h exited: status 0" in out, out)
+    finally:
+        m.close()
+
+
+def bochs_vmx_uart_console(check):
+    m = BochsConsole(make_iso("uart-bochs", "", [os.path.join(GUESTS_DIR, "uart.elf")]))
+    try:
+        m.expect(PROMPT, timeout=240)
+        out = m.command("vm create u uart", timeout=60)
+        check("uart-vmx/create", "vm u created" in out, out)
+        m.send("vm console u timeout=300\r")
+        m.expect(BANNER, timeout=120)
+        m.send("vmx\r")
+        m.expect("VMX", timeout=120)
+        m.send("\x1d")
+        out = m.expect(PROMPT, timeout=120)
+        check("uart-vmx/detach-pauses", "vm u stopped: detached" in out, out)
+        m.send("vm console u timeout=300\r")
+        m.expect("console attached", timeout=120)
+        m.send("ept\x04")
+        out = m.expect(PROMPT, timeout=120)
+        s = SUMMARY.search(out)
+        check("uart-vmx/echo-to-end", "EPT" in out and "vm u exited: status 0" in out and
+              s is not None and int(s.group(1)) == len("vmx\rept") + 1, out)
     finally:
         m.close()
