@@ -331,6 +331,24 @@ TEST(uart_linux_probe_finds_16550a)
 	uart16550_write(&u, UART_IIR_FCR, UART_FCR_ENABLE | 0x20);
 	CHECK_EQ_U64(uart16550_read(&u, UART_IIR_FCR) >> 5, 6);
 	uart16550_write(&u, UART_IIR_FCR, UART_FCR_ENABLE);
+	/* ... not a U6 16550A: 256 bytes sent to itself in loopback leave 16
+	 * to read, not 64 ... */
+	uart16550_write(&u, UART_IIR_FCR, UART_FCR_ENABLE | UART_FCR_CLEAR_RX | UART_FCR_CLEAR_TX);
+	uart16550_write(&u, UART_MCR, UART_MCR_LOOP);
+	uart16550_write(&u, UART_LCR, UART_LCR_DLAB);
+	uart16550_write(&u, UART_RBR_THR, 1);
+	uart16550_write(&u, UART_IER, 0);
+	uart16550_write(&u, UART_LCR, 0x03);
+	for (unsigned i = 0; i < 256; i++)
+		uart16550_write(&u, UART_RBR_THR, (uint8_t)i);
+	unsigned count = 0;
+	while ((uart16550_read(&u, UART_LSR) & UART_LSR_DR) && count < 256) {
+		CHECK_EQ_U64(uart16550_read(&u, UART_RBR_THR), count);
+		count++;
+	}
+	CHECK_EQ_U64(count, UART16550_FIFO_BYTES);
+	uart16550_write(&u, UART_MCR, mcr);
+	uart16550_write(&u, UART_LCR, 0);
 	/* ... and IER bit 6 (XScale's UUE) does not stick. */
 	uart16550_write(&u, UART_IER, 0x40);
 	CHECK_EQ_U64(uart16550_read(&u, UART_IER) & 0x40, 0);
