@@ -42,7 +42,7 @@ HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c virt/lapic.c virt/lapic_timer.c \
 		   virt/lapic_ipi.c virt/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
 		   virt/ioapic.c virt/pic.c virt/pit.c virt/rtc.c virt/pmtimer.c virt/fwcfg.c \
-		   virt/acpi_tables.c virt/pci.c virt/testdev.c virt/cpu_list.c)
+		   virt/acpi_tables.c virt/pci.c virt/testdev.c virt/cpu_list.c virt/uart16550.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c) tests/targets.c
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/targets.c tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
