@@ -361,12 +361,12 @@ static const char *const hello_lines[] = {
 
 static const struct guest_check guests[] = {
 	{ "hello", "from selftest", 16 * MiB, 0, hello_lines },
-	{ "touch", "mib=8", 16 * MiB, 0 },
-	{ "fpu", "loops=300000", 16 * MiB, 0 },
-	{ "apic", "", 16 * MiB, 0 },
-	{ "pc", "", 128 * MiB, 0 },
+	{ "touch", "mib=8", 16 * MiB, 0, NULL },
+	{ "fpu", "loops=300000", 16 * MiB, 0, NULL },
+	{ "apic", "", 16 * MiB, 0, NULL },
+	{ "pc", "", 128 * MiB, 0, NULL },
 	/* Two vCPUs share one host CPU where there is only one. */
-	{ "smp", "cpus=2 rounds=10", 16 * MiB, 2 },
+	{ "smp", "cpus=2 rounds=10", 16 * MiB, 2, NULL },
 };
 
 static const struct {
