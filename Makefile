@@ -7,6 +7,7 @@
 #   make report     benchmarks on the host, under QEMU and Bochs -> report/index.html (docs/report.md)
 #   make soak       randomized VM life cycles in one QEMU boot for SOAK_SECONDS (tests/soak.py)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (tests/fuzz/README.md)
+#   make lab-check  lab/'s LAVA jobs run (QEMU device) and validated (board) with lava-run
 #   make clean
 # CROSS_COMPILE=x86_64-linux-gnu- builds the image with Debian's cross tools.
 
@@ -41,7 +42,7 @@ HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c virt/lapic.c virt/lapic_timer.c \
 		   virt/lapic_ipi.c virt/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
 		   virt/ioapic.c virt/pic.c virt/pit.c virt/rtc.c virt/pmtimer.c virt/fwcfg.c \
-		   virt/acpi_tables.c virt/pci.c virt/testdev.c virt/cpu_list.c)
+		   virt/acpi_tables.c virt/pci.c virt/testdev.c virt/cpu_list.c virt/uart16550.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c) tests/targets.c
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/targets.c tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
@@ -49,7 +50,7 @@ HOST_ASAN := $(HOST_BASE) -O1 -fsanitize=address,undefined -fno-sanitize-recover
 HOST_TSAN := $(HOST_BASE) -O1 -fsanitize=thread
 HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
 
-.PHONY: all run run-uefi test unit bench report soak clean deps
+.PHONY: all run run-uefi test unit bench report soak clean deps lab-check
 all: $(B)/sprig.iso
 
 include guests/guests.mk
@@ -130,6 +131,13 @@ test: | deps
 	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/unit $(B)/host/unit-tsan $(B)/host/bench \
 		$(B)/host/mksnap
 	python3 tests/run.py
+
+# make lab-check: the LAVA job of lab/ for a QEMU device run locally by
+# Debian's lava-dispatcher (no server), every test case checked, and the
+# board's GRUB-entry job validated (tests/lab_check.py, docs/lab.md).
+lab-check: $(B)/sprig.elf $(GUEST_ELFS) | deps
+	@tools/deps.sh lab
+	python3 tests/lab_check.py
 
 # Fuzz targets: clang's libFuzzer with ASan and UBSan, against the real parsers.
 # A target NAME is tests/fuzz/fuzz_NAME.c, plus the sources it links listed in

@@ -1,5 +1,5 @@
 #!/bin/sh
-# deps.sh build|test|fuzz|report|linux: install the Debian packages sprig needs when they are
+# deps.sh build|test|fuzz|report|lab|linux: install the Debian packages sprig needs when they are
 # missing (as root, with apt-get), so that README's commands work on a fresh
 # Debian 12 machine.
 set -eu
@@ -39,6 +39,13 @@ if [ "${1:-build}" = test ]; then
 	# the report suite renders a recorded run with matplotlib
 	want python3-matplotlib /usr/lib/python3/dist-packages/matplotlib/__init__.py
 fi
+# make lab-check (and make test's lab module): LAVA's dispatcher, which
+# brings python3-jinja2 and python3-yaml, and telnet, the board device's
+# serial connection command that lava-run --validate looks for.
+case "${1:-build}" in test | lab)
+	want lava-dispatcher /usr/bin/lava-run
+	want_cmd telnet telnet ;;
+esac
 # The Linux guest's initramfs (guests/linux/linux.mk) is a cpio archive.
 if [ "${1:-build}" = linux ] || [ "${1:-build}" = test ]; then
 	want_cmd cpio cpio

@@ -3,6 +3,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "virt/clone.h"
+#include "virt/cmd_console.h"
 #include "virt/cpu_list.h"
 #include "virt/kernel.h"
 #include "virt/shell.h"
@@ -439,11 +440,13 @@ static int cmd_vm(int argc, char **argv)
 		return vm_clone_cmd(argc, argv);
 	if (strcmp(argv[1], "discard") == 0)
 		return vm_discard_cmd(argc, argv);
+	if (strcmp(argv[1], "console") == 0)
+		return vm_console_cmd(argc, argv);
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [initrd=MODULE] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
-	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images");
+	      "create NAME MODULE [initrd=MODULE] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images; attach the console to a VM's COM1");
 
 /* The vCPUs' counters summed (maxima: the largest), their port tallies merged. */
 static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)

@@ -1,24 +1,29 @@
-/* Port I/O: COM1 as a 16550 that is always ready to transmit, QEMU's
- * isa-debug-exit at 0xf4, the chipset's ports (virt/platform.c), and all
- * ones for everything else. */
+/* Port I/O: COM1 (a 16550A, virt/uart16550.c, on IRQ 4), QEMU's
+ * isa-debug-exit at 0xf4, the chipset's ports (virt/platform.c), and all ones
+ * for everything else. */
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
 #include "virt/emulate.h"
 
 #define COM1_BASE 0x3f8
+#define COM1_IRQ 4
 #define DEBUG_EXIT_PORT 0xf4
-#define LCR_DLAB 0x80
-#define LSR_THR_EMPTY 0x20
-#define LSR_TX_EMPTY 0x40
-#define MSR_DCD_DSR_CTS 0xb0
 
 void uart_flush_line(struct vm *vm)
 {
 	struct vm_uart *u = &vm->uart;
 
+	/* Raw output the guest left mid-line: what sprig prints next starts
+	 * on a line of its own. */
+	if (vm->com1.attached && vm->com1.mid_line) {
+		kprintf("\n");
+		vm->com1.mid_line = false;
+	}
 	if (!u->len)
 		return;
 	kprintf("[%s] %.*s\n", vm->name, (int)u->len, u->line);
+	if (vm->on_line)
+		vm->on_line(vm, u->line, u->len, vm->on_line_ctx);
 	u->len = 0;
 }
 
@@ -26,11 +31,21 @@ void uart_transmit(struct vm *vm, uint8_t c)
 {
 	struct vm_uart *u = &vm->uart;
 
+	if (vm->com1.attached) {
+		char ch = (char)c;
+
+		console_write(&ch, 1);
+		vm->com1.mid_line = c != '\n';
+		return;
+	}
 	if (c == '\n') {
-		if (u->len)
+		if (u->len) {
 			uart_flush_line(vm);
-		else
-			kprintf("[%s] \n", vm->name);
+			return;
+		}
+		kprintf("[%s] \n", vm->name);
+		if (vm->on_line)
+			vm->on_line(vm, "", 0, vm->on_line_ctx);
 		return;
 	}
 	if (c == '\r')
@@ -41,46 +56,56 @@ void uart_transmit(struct vm *vm, uint8_t c)
 		uart_flush_line(vm);
 }
 
-static uint32_t uart_read(struct vm *vm, unsigned reg)
+/* IRQ 4 follows the UART's output: the PIC and the I/O APIC see its edges
+ * (ISA IRQ 4 is edge-triggered, active high, on QEMU's pc machine). */
+static void com1_update_irq(struct vm *vm)
 {
-	struct vm_uart *u = &vm->uart;
-	bool dlab = u->lcr & LCR_DLAB;
+	bool level = uart16550_irq(&vm->com1.uart);
 
-	switch (reg) {
-	case 0: return dlab ? u->dll : 0;     /* no input */
-	case 1: return dlab ? u->dlm : u->ier;
-	case 2: return 0x01;                  /* IIR: no interrupt pending */
-	case 3: return u->lcr;
-	case 4: return u->mcr;
-	case 5: return LSR_THR_EMPTY | LSR_TX_EMPTY;
-	case 6: return MSR_DCD_DSR_CTS;
-	default: return u->scr;
-	}
+	if (level == vm->com1.irq_level)
+		return;
+	vm->com1.irq_level = level;
+	platform_set_isa_irq(vm, COM1_IRQ, level);
 }
 
-static void uart_write(struct vm *vm, unsigned reg, uint8_t val)
+size_t uart_receive(struct vm *vm, const uint8_t *buf, size_t n)
 {
-	struct vm_uart *u = &vm->uart;
-	bool dlab = u->lcr & LCR_DLAB;
+	struct uart16550 *u = &vm->com1.uart;
+	size_t taken = 0;
 
-	switch (reg) {
-	case 0:
-		if (dlab)
-			u->dll = val;
-		else
-			uart_transmit(vm, val);
-		break;
-	case 1:
-		if (dlab)
-			u->dlm = val;
-		else
-			u->ier = val & 0x0f;
-		break;
-	case 3: u->lcr = val; break;
-	case 4: u->mcr = val & 0x1f; break;
-	case 7: u->scr = val; break;
-	default: break; /* FCR and the read-only registers */
-	}
+	vm_lock(vm);
+	for (unsigned room = uart16550_rx_room(u); taken < n && room; room--)
+		uart16550_receive(u, buf[taken++]);
+	if (taken == n)
+		uart16550_rx_idle(u);
+	com1_update_irq(vm);
+	vm_unlock(vm, NULL);
+	return taken;
+}
+
+void uart_attach(struct vm *vm, bool attach)
+{
+	vm_lock(vm);
+	uart_flush_line(vm);
+	vm->com1.attached = attach;
+	vm_unlock(vm, NULL);
+}
+
+static uint32_t com1_read(struct vm *vm, unsigned reg)
+{
+	uint8_t v = uart16550_read(&vm->com1.uart, reg);
+
+	com1_update_irq(vm);
+	return v;
+}
+
+static void com1_write(struct vm *vm, unsigned reg, uint8_t val)
+{
+	int sent = uart16550_write(&vm->com1.uart, reg, val);
+
+	if (sent >= 0)
+		uart_transmit(vm, (uint8_t)sent);
+	com1_update_irq(vm);
 }
 
 static void count_other_port(struct vcpu *v, uint16_t port)
@@ -115,9 +140,9 @@ bool emulate_io(struct vcpu *v, const struct vexit *e)
 	vm_lock(vm);
 	if (port >= COM1_BASE && port < COM1_BASE + 8) {
 		if (e->io.in)
-			val = uart_read(vm, port - COM1_BASE);
+			val = com1_read(vm, port - COM1_BASE);
 		else
-			uart_write(vm, port - COM1_BASE, (uint8_t)v->regs.rax);
+			com1_write(vm, port - COM1_BASE, (uint8_t)v->regs.rax);
 	} else if (!e->io.in) {
 		uint32_t out = (uint32_t)v->regs.rax & mask;
 

@@ -3,12 +3,14 @@
  * exit (sprig's 1 kHz tick, or a kick), when its vCPU halts, and after a
  * millisecond by the TSC, so vCPUs sharing a CPU get it round-robin. The
  * console CPU (CPU 0) runs its own share the same way, or only watches:
- * Ctrl-C, the deadline and the VM's on_watch hook. */
+ * Ctrl-C (or, with `vm console` attached, the keys for the guest and
+ * Ctrl-]), the deadline and the VM's on_watch hook. */
 #include "virt/sched.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
+#include "virt/cmd_console.h"
 #include "virt/fpu.h"
 #include "virt/shell.h"
 #include "virt/vcpu_run.h"
@@ -120,8 +122,8 @@ static void console_watch(struct vm *vm)
 		vm_pause(vm, "timeout");
 	} else if (now >= next_poll) {
 		next_poll = now + tsc_khz();
-		if (console_poll())
-			vm_pause(vm, "Ctrl-C");
+		if (vm->com1.attached ? vm_console_poll(vm) : console_poll())
+			vm_pause(vm, vm->com1.attached ? "detached" : "Ctrl-C");
 		else if (vm->on_watch)
 			vm->on_watch(vm, vm->on_watch_ctx);
 	}

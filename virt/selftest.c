@@ -1,5 +1,6 @@
 /* `selftest`: does this machine run sprig? The capabilities the backend
- * needs, each built-in guest run to its own verdict (exit status 0), the MMU
+ * needs, each built-in guest run to its own verdict (exit status 0, and for
+ * hello the lines it must print), the MMU
  * audit of every VM that ran, and each optimisation's counters moving as
  * they must. One line per check, `selftest: NAME: PASS|FAIL|SKIP (why)`,
  * then the totals, for a lab's job to read; a failure also makes a later
@@ -137,14 +138,54 @@ struct guest_check {
 	const char *module, *args;
 	uint64_t mem;
 	unsigned vcpus;
+	const char *const *lines; /* what it must print, NULL-ended; NULL: not compared */
 };
 
-/* Each guest checks itself and ends with status 0 when all its checks pass.
- * The apic guest judges timer lateness only on bare hardware: under a
+/* A guest's console lines against those it must print, in order. */
+struct line_check {
+	const char *const *want;
+	unsigned seen;
+	char diff[96]; /* the first difference, or empty */
+};
+
+static void compare_line(struct vm *vm, const char *line, unsigned len, void *ctx)
+{
+	struct line_check *c = ctx;
+	const char *want = c->want[c->seen];
+
+	(void)vm;
+	if (c->diff[0])
+		return;
+	if (!want)
+		ksnprintf(c->diff, sizeof(c->diff), "an extra line \"%.*s\"", (int)len, line);
+	else if (strlen(want) != len || memcmp(want, line, len) != 0)
+		ksnprintf(c->diff, sizeof(c->diff), "line %u \"%.*s\", not \"%s\"", c->seen + 1,
+			  (int)len, line, want);
+	else
+		c->seen++;
+}
+
+/* Every line printed as it must be, else false with the reason set. */
+static bool lines_match(struct selftest *st, const struct line_check *c)
+{
+	unsigned want = 0;
+
+	while (c->want[want])
+		want++;
+	if (c->diff[0])
+		ksnprintf(st->why, sizeof(st->why), "printed %s", c->diff);
+	else if (c->seen != want)
+		ksnprintf(st->why, sizeof(st->why), "printed %u of its %u lines", c->seen, want);
+	return !c->diff[0] && c->seen == want;
+}
+
+/* Each guest checks itself and ends with status 0 when all its checks pass;
+ * a guest with lines to print must print exactly those. The apic guest judges timer lateness only on bare hardware: under a
  * hypervisor the host decides when sprig's CPUs run. */
 static enum verdict check_guest(struct selftest *st, const struct guest_check *g)
 {
 	const char *args = g->args;
+	struct line_check lines = { .want = g->lines };
 	enum verdict v = FAIL;
 	char name[VM_NAME_MAX];
 	struct vm *vm;
@@ -154,7 +195,11 @@ static enum verdict check_guest(struct selftest *st, const struct guest_check *g
 	ksnprintf(name, sizeof(name), "st-%s", g->module);
 	if (!(vm = create(st, &v, name, g->module, args, g->mem, BACKING_LAZY, g->vcpus)))
 		return v;
-	if (run_to_exit(st, vm))
+	if (g->lines) {
+		vm->on_line = compare_line;
+		vm->on_line_ctx = &lines;
+	}
+	if (run_to_exit(st, vm) && (!g->lines || lines_match(st, &lines)))
 		v = PASS;
 	audit(st, vm);
 	vm_destroy(vm);
@@ -309,14 +354,19 @@ out:
 	return v;
 }
 
+/* guests/hello.c: its arguments and the memory rounded up to whole MiB. */
+static const char *const hello_lines[] = {
+	"hello from a multiboot guest", "args: \"from selftest\"", "memory: 16 MiB", NULL,
+};
+
 static const struct guest_check guests[] = {
-	{ "hello", "", 16 * MiB, 0 },
-	{ "touch", "mib=8", 16 * MiB, 0 },
-	{ "fpu", "loops=300000", 16 * MiB, 0 },
-	{ "apic", "", 16 * MiB, 0 },
-	{ "pc", "", 128 * MiB, 0 },
+	{ "hello", "from selftest", 16 * MiB, 0, hello_lines },
+	{ "touch", "mib=8", 16 * MiB, 0, NULL },
+	{ "fpu", "loops=300000", 16 * MiB, 0, NULL },
+	{ "apic", "", 16 * MiB, 0, NULL },
+	{ "pc", "", 128 * MiB, 0, NULL },
 	/* Two vCPUs share one host CPU where there is only one. */
-	{ "smp", "cpus=2 rounds=10", 16 * MiB, 2 },
+	{ "smp", "cpus=2 rounds=10", 16 * MiB, 2, NULL },
 };
 
 static const struct {

@@ -7,6 +7,7 @@
 #include "virt/hypercall.h"
 #include "virt/platform.h"
 #include "virt/backend.h"
+#include "virt/uart16550.h"
 #include "arch/x86/smp.h"
 
 struct snapshot_image;
@@ -36,11 +37,22 @@ enum vm_state {
 	VM_FAILED,  /* sprig stopped the guest: triple fault, bad access, ... */
 };
 
-/* The emulated 16550 on COM1: enough for polled transmit. */
+/* What the guest sent through COM1 and sprig has not printed yet: a partial
+ * line, kept in snapshots. */
 struct vm_uart {
-	uint8_t ier, lcr, mcr, scr, dll, dlm;
 	char line[160];
 	unsigned len;
+};
+
+/* COM1 at 0x3f8 on IRQ 4 (virt/io.c): the 16550A, the level its IRQ line was
+ * last given, and whether `vm console` holds sprig's console (keys to the
+ * receiver, output raw) with the guest's last raw line unfinished. Chipset
+ * state: not in snapshots. */
+struct vm_com1 {
+	struct uart16550 uart;
+	bool irq_level;
+	bool attached;
+	bool mid_line;
 };
 
 struct vm {
@@ -62,6 +74,7 @@ struct vm {
 	bool strict_mmio;          /* accesses no device claims stop the guest */
 	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
 	struct vm_uart uart;
+	struct vm_com1 com1;
 	uint64_t created_tsc;
 	uint32_t stopping;        /* a vCPU or the console ended the run: the first wins */
 	int stopped_by;           /* the vCPU whose exit ended it, -1 for the console */
@@ -80,6 +93,10 @@ struct vm {
 	 * runs (a benchmark's host-side thread); NULL when unused. */
 	void (*on_watch)(struct vm *vm, void *ctx);
 	void *on_watch_ctx;
+	/* Called with each line the guest prints on COM1, without its end;
+	 * NULL when unused (selftest compares hello's lines). */
+	void (*on_line)(struct vm *vm, const char *line, unsigned len, void *ctx);
+	void *on_line_ctx;
 	struct vm_lost lost;
 	/* NMIs the host CPUs took while they ran the VM (in the guest or
 	 * handling its exits), counted and survived. */

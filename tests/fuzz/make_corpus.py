@@ -355,7 +355,7 @@ def insn():
 # The patches overwrite a state of two vCPUs, the AP waiting for its SIPI.
 MKSNAP = os.path.join(HERE, "..", "..", "build", "host", "mksnap")
 SNAPSHOT_AREA = 832            # fuzz_snapshot.c's AREA, the FPU area it accepts
-VCPU0, VCPU_BYTES = 1216, 9616  # offsetof(struct vm_saved_state, vcpu), sizeof(struct vcpu_state)
+VCPU0, VCPU_BYTES = 1208, 9616  # offsetof(struct vm_saved_state, vcpu), sizeof(struct vcpu_state)
 VCPU1 = VCPU0 + VCPU_BYTES
 STATE_XCR0, STATE_RFLAGS = 152, 144  # in struct vcpu_state
 STATE_APIC, STATE_HALTED, STATE_WAIT_SIPI = 168, 384, 385
