@@ -138,6 +138,9 @@ static struct vcpu *pick(struct sched_cpu *c)
 	for (unsigned k = 0; k < c->n && !v; k++) {
 		struct vcpu *t = c->vcpus[(c->next + k) % c->n];
 
+		/* A halted vCPU's timer that came due is what wakes it. */
+		if (t->halted)
+			vcpu_fire_timers(t);
 		if (vcpu_wants_cpu(t)) {
 			v = t;
 			c->next = (c->next + k + 1) % c->n;

@@ -134,6 +134,11 @@ static void update_timers(struct vcpu *v, uint64_t now)
 		v->stats.timer_late_max_ns = tsc_to_ns(now - due);
 }
 
+void vcpu_fire_timers(struct vcpu *v)
+{
+	update_timers(v, guest_tsc(v));
+}
+
 void vcpu_arm_host_timer(struct vcpu *v)
 {
 	uint64_t due = lapic_timer_next(&v->apic);

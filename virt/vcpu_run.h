@@ -5,8 +5,11 @@
 #include "virt/vm.h"
 
 /* Could v run now, or has it INIT or a SIPI to take? Under the VM's lock;
- * the control block need not be loaded. */
+ * the control block need not be loaded. A halted vCPU's timer wakes it only
+ * once fired: call vcpu_fire_timers first. */
 bool vcpu_wants_cpu(struct vcpu *v);
+/* Fire what v's APIC timer and the chipset have due by now. Under the VM's lock. */
+void vcpu_fire_timers(struct vcpu *v);
 /* Run v, loaded on this CPU, interrupts off, until the VM stops, v halts or
  * waits for a SIPI, a host interrupt (the tick, a kick) makes it exit, or
  * the TSC reaches end: then another vCPU may have the CPU. The clock is
