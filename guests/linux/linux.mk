@@ -31,8 +31,9 @@ $(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox guests/linux/init $(LINUX_INITRD_BINS)
 	mv $(LINUX_DIR)/initrd.tmp $@
 
 # sprig's ISO with the test guests, vmlinuz and initrd; LINUX_ARGS boots
-# straight into the Linux guest.
-LINUX_ARGS ?= run="vm create linux vmlinuz initrd=initrd vcpus=2 mem=512M -- console=ttyS0; vm run linux"
+# straight into the Linux guest's shell (vm console: Ctrl-] detaches, `exit`
+# powers the guest off).
+LINUX_ARGS ?= run="vm create linux vmlinuz initrd=initrd vcpus=2 mem=512M -- console=ttyS0 quiet; vm console linux timeout=86400"
 $(B)/sprig-linux.iso: $(B)/sprig.elf $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd \
 		tools/mkiso.sh | deps
 	tools/mkiso.sh $< $@ '$(LINUX_ARGS)' $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
