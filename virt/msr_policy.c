@@ -33,6 +33,7 @@ enum msr_home msr_home(uint32_t msr)
 	case MSR_MTRR_DEF_TYPE:
 	case MSR_TSC_AUX:
 	case MSR_K8_INT_PENDING_MSG:
+	case MSR_UCODE_REV:
 	case MSR_KVM_SYSTEM_TIME_NEW:
 	case MSR_KVM_WALL_CLOCK_NEW:
 		return MSR_HOME_VIRT;
@@ -52,6 +53,9 @@ bool msr_fixed_value(uint32_t msr, uint64_t *val)
 	case MSR_TSC_AUX:
 	case MSR_K8_INT_PENDING_MSG: /* no C1E and no SMI on CMP halt */
 		*val = 0;
+		return true;
+	case MSR_UCODE_REV: /* the revision in bits 63:32 */
+		*val = 1ull << 32;
 		return true;
 	default:
 		return false;
@@ -126,6 +130,8 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 	case MSR_TSC_AUX:
 		if (val >> 32)
 			why = "TSC_AUX bits 63:32 set";
+		break;
+	case MSR_UCODE_REV: /* any value, dropped (a microcode load's trigger) */
 		break;
 	case MSR_KVM_SYSTEM_TIME_NEW: /* bit 0 enables; the gpa is 4-byte aligned */
 		if (val & 2)

@@ -22,6 +22,9 @@
  *   MTRR_DEF_TYPE      reads 0; writes with valid types and no reserved bits
  *                      are accepted and dropped (guest memory is write-back)
  *   TSC_AUX            reads 0; writes of 32-bit values accepted and dropped
+ *   UCODE_REV          reads revision 1 (bits 63:32), as KVM answers; writes
+ *                      accepted and dropped (Linux's Intel code writes 0 and
+ *                      reads it back without a fault handler)
  *   K8_INT_PENDING_MSG reads 0 (no C1E, no SMI on halt: Linux reads it without
  *                      a fault handler on CPUs with AMD erratum 400, family
  *                      0xf as QEMU's TCG CPU is); read-only, as KVM has it

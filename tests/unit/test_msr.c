@@ -44,7 +44,7 @@ TEST(msr_homes)
 				     MSR_SYSENTER_CS, MSR_SYSENTER_ESP, MSR_SYSENTER_EIP,
 				     MSR_PAT };
 	const uint32_t virt[] = { MSR_TSC, MSR_MISC_ENABLE, MSR_MTRRCAP, MSR_MTRR_DEF_TYPE,
-				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG, MSR_KVM_SYSTEM_TIME_NEW,
+				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG, MSR_UCODE_REV, MSR_KVM_SYSTEM_TIME_NEW,
 				  MSR_KVM_WALL_CLOCK_NEW };
 	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
 				  MSR_X2APIC_LAST };
@@ -66,6 +66,7 @@ TEST(msr_homes)
 	CHECK(msr_fixed_value(MSR_MISC_ENABLE, &v) && v == MISC_ENABLE_FAST_STRINGS);
 	CHECK(msr_fixed_value(MSR_MTRRCAP, &v) && v == 0);
 	CHECK(msr_fixed_value(MSR_K8_INT_PENDING_MSG, &v) && v == 0);
+	CHECK(msr_fixed_value(MSR_UCODE_REV, &v) && v == 1ull << 32);
 	CHECK(!msr_fixed_value(MSR_TSC, &v));
 	CHECK(!msr_fixed_value(MSR_PAT, &v));
 }
@@ -169,6 +170,8 @@ TEST(msr_fixed_ones)
 	CHECK(!ok(MSR_MISC_ENABLE, ~0ull, &long_mode));
 	CHECK(!ok(MSR_MTRRCAP, 0, &long_mode));
 	CHECK(ok(MSR_K8_INT_PENDING_MSG, 0, &long_mode));
+	CHECK(ok(MSR_UCODE_REV, 0, &long_mode));
+	CHECK(ok(MSR_UCODE_REV, ~0ull, &long_mode));
 	CHECK(ok(MSR_KVM_SYSTEM_TIME_NEW, 0x1234001, &long_mode));
 	CHECK(ok(MSR_KVM_SYSTEM_TIME_NEW, 0, &long_mode));
 	CHECK(!ok(MSR_KVM_SYSTEM_TIME_NEW, 0x1234003, &long_mode));
