@@ -154,6 +154,24 @@ static uint32_t xsave_size(const struct query *q, uint64_t xcr0)
 	return size;
 }
 
+/* Bytes of the compacted XSAVE area (XSAVEC) for the components of xcr0:
+ * each after the previous one, at a 64-byte boundary when its subleaf's
+ * ECX bit 1 says so (SDM vol. 1, 13.4.3). */
+static uint32_t xsave_compacted_size(const struct query *q, uint64_t xcr0)
+{
+	uint32_t size = 512 + 64;
+
+	for (unsigned i = 2; i < 64; i++) {
+		if (!(xcr0 & (1ull << i)))
+			continue;
+		struct cpuid_leaf c = host(q, 0xd, i);
+		if (c.ecx & 2)
+			size = (size + 63) & ~63u;
+		size += c.eax;
+	}
+	return size;
+}
+
 /* Best approximation p/q of a/b with q <= qmax (continued fractions with
  * semiconvergents, as Python's Fraction.limit_denominator). */
 static void best_ratio(uint64_t a, uint64_t b, uint64_t qmax, uint64_t *p, uint64_t *q)
@@ -288,8 +306,11 @@ static void leaf_xsave(const struct query *q, uint32_t sub, struct cpuid_leaf *r
 		r->ebx = xsave_size(q, q->h->guest_xcr0);
 		r->ecx = xsave_size(q, allowed);
 	} else if (sub == 1) {
+		/* EBX: the XSAVEC area for XCR0 | IA32_XSS (always 0 here);
+		 * Linux sizes its compacted buffers by it. */
 		r->eax &= LEAFD_1_EAX_ALLOWED;
-		r->ebx = r->ecx = r->edx = 0;
+		r->ebx = xsave_compacted_size(q, q->h->guest_xcr0);
+		r->ecx = r->edx = 0;
 	} else if (sub >= 64 || !(allowed & (1ull << sub))) {
 		*r = (struct cpuid_leaf){ 0, 0, 0, 0 };
 	}

@@ -363,10 +363,15 @@ TEST(cpuid_xsave_leaf)
 	CHECK_EQ_U64(r.ecx, 0xa80); /* everything allowed: up to the end of Hi16_ZMM */
 	h.guest_xcr0 = XCR0_X87 | XCR0_SSE | XCR0_AVX;
 	CHECK_EQ_U64(q(&h, 0xd, 0).ebx, 0x340);
-	/* Subleaf 1: no XSAVES, no sizes. */
+	/* Subleaf 1: no XSAVES; EBX the compacted size for the guest's XCR0. */
 	r = q(&h, 0xd, 1);
 	CHECK_EQ_U64(r.eax, CPUID_D_1_EAX_XSAVEOPT | CPUID_D_1_EAX_XSAVEC | CPUID_D_1_EAX_XGETBV_ECX1);
-	CHECK(!r.ebx && !r.ecx && !r.edx);
+	CHECK_EQ_U64(r.ebx, 0x340); /* x87, SSE, AVX: 576 + 256 */
+	CHECK(!r.ecx && !r.edx);
+	h.guest_xcr0 = allowed; /* + opmask 64, ZMM_Hi256 512, Hi16_ZMM 1024: Linux's 2432 */
+	CHECK_EQ_U64(q(&h, 0xd, 1).ebx, 2432);
+	h.guest_xcr0 = XCR0_X87 | XCR0_SSE;
+	CHECK_EQ_U64(q(&h, 0xd, 1).ebx, 576);
 	/* Components: the allowed ones as the host's, the others zero. */
 	r = q(&h, 0xd, 2);
 	CHECK(r.eax == 0x100 && r.ebx == 0x240);
