@@ -34,12 +34,16 @@ $(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox guests/linux/init $(LINUX_INITRD_BINS)
 # straight into the Linux guest's shell (vm console: Ctrl-] detaches, `exit`
 # powers the guest off).
 LINUX_ARGS ?= run="vm create linux vmlinuz initrd=initrd vcpus=2 mem=512M -- console=ttyS0 quiet; vm console linux timeout=86400"
+# LINUX_ARGS as the ISO has them: rewritten (and the ISO rebuilt) when they change.
+$(LINUX_DIR)/args: linux-args
+	@mkdir -p $(LINUX_DIR)
+	@echo '$(LINUX_ARGS)' | cmp -s - $@ || echo '$(LINUX_ARGS)' > $@
 $(B)/sprig-linux.iso: $(B)/sprig.elf $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd \
-		tools/mkiso.sh | deps
+		$(LINUX_DIR)/args tools/mkiso.sh | deps
 	tools/mkiso.sh $< $@ '$(LINUX_ARGS)' $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
 
 # make run-linux: sprig under QEMU with 2 CPUs, booting the Linux guest.
-.PHONY: run-linux linux-images
+.PHONY: run-linux linux-images linux-args
 linux-images: $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
 run-linux: $(B)/sprig-linux.iso
 	QEMU_MEM=2G tools/qemu.sh bios $< -smp 2
