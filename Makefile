@@ -54,6 +54,7 @@ HOST_BENCH := $(HOST_BASE) -O2 -DNDEBUG
 all: $(B)/sprig.iso
 
 include guests/guests.mk
+include guests/linux-bench/linux-bench.mk
 include guests/linux/linux.mk
 
 deps:
@@ -114,7 +115,7 @@ REPORT_PY ?= /usr/bin/python3
 REPORT_ARGS ?=
 report: | deps
 	@tools/deps.sh report
-	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/bench
+	$(MAKE) $(B)/sprig.elf $(GUEST_ELFS) $(B)/host/bench linux-images
 	$(REPORT_PY) -m tools.report run $(REPORT_ARGS)
 
 # make soak: a seeded random schedule of create/run/clone/snapshot/restore/dirty/

@@ -61,12 +61,17 @@ static void invalidate_range(struct mmu *mmu, uint64_t start, uint64_t end, bool
 		mmu_flush_tlb(mmu);
 }
 
-void mmu_destroy(struct mmu *mmu)
+void mmu_zap_all(struct mmu *mmu)
 {
-	write_lock(&mmu->slots_lock);
 	invalidate_range(mmu, 0, TDP_GFN_LIMIT, true);
 	invalidate_end(mmu);
 	write_unlock(&mmu->lock);
+}
+
+void mmu_destroy(struct mmu *mmu)
+{
+	write_lock(&mmu->slots_lock);
+	mmu_zap_all(mmu);
 	for (unsigned i = 0; i < mmu->slots.count; i++) {
 		backing_destroy(&mmu->slots.slot[i].backing);
 		dirty_log_free(&mmu->slots.slot[i].dirty_log);

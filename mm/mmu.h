@@ -110,6 +110,10 @@ void mmu_flush_tlb(struct mmu *mmu);
  * next access faults it back in (as a host-side invalidation does). Takes
  * the write lock. */
 void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len);
+/* Zap every mapping and free every table below the root, then flush, keeping
+ * the memory (as KVM's zap of all roots on a memslot change): the next faults
+ * find nothing in their way and map huge leaves again where they may. */
+void mmu_zap_all(struct mmu *mmu);
 
 /* Page migration, as a host moves a page for compaction: the 4 KiB guest
  * page at gpa moves to a new frame (with patch, one 64-bit word of the copy

@@ -1,8 +1,9 @@
 /* Port I/O: COM1 (a 16550A, virt/uart16550.c, on IRQ 4), QEMU's
- * isa-debug-exit at 0xf4, the chipset's ports (virt/platform.c), and all ones
- * for everything else. */
+ * isa-debug-exit at 0xf4, the bench port (virt/bench_port.h), the chipset's
+ * ports (virt/platform.c), and all ones for everything else. */
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
+#include "virt/bench_port.h"
 #include "virt/emulate.h"
 
 #define COM1_BASE 0x3f8
@@ -128,6 +129,7 @@ bool emulate_io(struct vcpu *v, const struct vexit *e)
 	uint16_t port = e->io.port;
 	uint32_t mask = e->io.size == 4 ? 0xffffffffu : (1u << (8 * e->io.size)) - 1;
 	uint32_t val = 0xffffffffu;
+	bool retry;
 
 	if (e->io.string) {
 		vm_fail(vm, "string I/O (INS/OUTS) on port 0x%x is not emulated", port);
@@ -136,6 +138,13 @@ bool emulate_io(struct vcpu *v, const struct vexit *e)
 	if (port == DEBUG_EXIT_PORT && !e->io.in) {
 		vm_exit(vm, (int)((uint32_t)v->regs.rax & mask));
 		return true;
+	}
+	if (!e->io.in)
+		val = (uint32_t)v->regs.rax & mask;
+	if (bench_port_io(v, port, e->io.size, e->io.in, &val, &retry)) {
+		if (e->io.in)
+			v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | (val & mask);
+		return !retry;
 	}
 	vm_lock(vm);
 	if (port >= COM1_BASE && port < COM1_BASE + 8) {

@@ -98,6 +98,11 @@ struct vm {
 	void (*on_line)(struct vm *vm, const char *line, unsigned len, void *ctx);
 	void *on_line_ctx;
 	struct vm_lost lost;
+	/* The bench port's scenario side (virt/bench_port.h): the command the
+	 * last bench point paused for, and where data words go (NULL: dropped). */
+	uint32_t bench_cmd;
+	void (*on_bench_word)(struct vm *vm, uint32_t word, void *ctx);
+	void *on_bench_ctx;
 	/* NMIs the host CPUs took while they ran the VM (in the guest or
 	 * handling its exits), counted and survived. */
 	uint64_t host_nmis;

@@ -10,7 +10,8 @@
 LINUX_DIR := $(B)/linux
 LINUX_INITRD_BINS ?=
 
-$(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox: guests/linux/fetch.sh
+# One fetch makes both (grouped: make -j must not run it twice at once).
+$(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox &: guests/linux/fetch.sh
 	guests/linux/fetch.sh $(LINUX_DIR)
 	@touch $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox
 

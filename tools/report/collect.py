@@ -1,7 +1,8 @@
 """Run the benchmarks of one report and gather their @bench lines: the host
 benchmarks (build/host/bench), the in-guest scenarios in one boot of sprig
 under QEMU (SVM with nested paging, 4 CPUs: the concurrency experiments run
-there too), and the VMX rows in one boot under Bochs.
+there too, and the same experiments inside a Linux guest, where="linux"), and
+the VMX rows in one boot under Bochs.
 Each step prints a progress line. The QEMU and Bochs machinery is the e2e
 tests' own (tests/e2e/machine.py)."""
 import datetime
@@ -35,6 +36,12 @@ QEMU = [("bench zap same16", 600), ("bench zap same4", 600),
         ("bench zap same16 vcpus=3", 1800), ("bench zap same4 vcpus=3", 1800),
         ("bench exec vcpus=3", 600), ("bench dirty vcpus=3", 900)]
 QEMU_CPUS = 4
+QEMU_MEM = "2G"  # the Linux guest's 512 MiB beside the others
+# The same experiments inside a Linux guest (its sprig-bench workload), in the
+# same boot: where="linux".
+LINUX = [("bench zap same16 guest=linux vcpus=3", 1800), ("bench zap same4 guest=linux vcpus=3", 1800),
+         ("bench exec guest=linux vcpus=3", 900), ("bench dirty guest=linux vcpus=3", 900)]
+LINUX_MODULES = [os.path.join(ROOT, "build", "linux", m) for m in ("vmlinuz", "initrd")]
 # The stale-translation test, remote flush on, then off (mmu remote_flush=).
 STALE = [("on", 300), ("off", 300)]
 RMAPS_CLONES = 20
@@ -160,7 +167,8 @@ def rmaps_step(console, where, clones):
 
 def collect(bochs=True):
     """Every step; returns the run's data (a dict, written as JSON)."""
-    total = len(HOST) + 1 + len(QEMU) + len(STALE) + 1 + (1 + len(BOCHS) if bochs else 0)
+    total = (len(HOST) + 1 + len(QEMU) + len(LINUX) + len(STALE) + 1 +
+             (1 + len(BOCHS) if bochs else 0))
     run = Run(total)
     for name, what in HOST:
         run.step("host", "bench %s (%s)" % (name, what), host_step(name))
@@ -169,7 +177,8 @@ def collect(bochs=True):
     consoles = {}
 
     def boot_qemu():
-        m = machine.Machine(machine.make_iso("report", "", mods), smp=QEMU_CPUS)
+        m = machine.Machine(machine.make_iso("report", "", mods + LINUX_MODULES), smp=QEMU_CPUS,
+                            mem=QEMU_MEM)
         consoles["qemu"] = m
         out = m.expect(machine.PROMPT, timeout=120)
         return out, True, []
@@ -178,6 +187,9 @@ def collect(bochs=True):
         for cmd, timeout in QEMU:
             if "qemu" in consoles:
                 run.step("qemu", cmd, console_step(consoles["qemu"], cmd, timeout, "qemu"))
+        for cmd, timeout in LINUX:
+            if "qemu" in consoles:
+                run.step("linux", cmd, console_step(consoles["qemu"], cmd, timeout, "linux"))
         for flush, timeout in STALE:
             if "qemu" in consoles:
                 run.step("qemu", "bench stale, mmu remote_flush=%s" % flush,

@@ -361,7 +361,7 @@ def smp_fault_waits(recs, outdir):
         name = save(fig, outdir, "smp_fault_wait_%s.png" % where)
         out.append(fig_entry(
             name, "Fault-side mmu_lock wait, leaf-empty hint off and on, %s" % WHERE_NAMES[where],
-            "bench zap PATTERN vcpus=N: the churn guest's vCPUs (on the CPUs other than the "
+            "bench zap PATTERN vcpus=N%s: %s (on the CPUs other than the "
             "console's) fault and write their memory while the console CPU zaps the pattern's "
             "ranges every 1 ms (make report runs the defaults); a wait is the TSC time from a "
             "fault's read-lock request to its acquisition, every fault that takes the lock "
@@ -369,6 +369,9 @@ def smp_fault_waits(recs, outdir):
             "p99.9 (%s). Under an emulator on a shared host the vCPU threads and the lock "
             "holder are descheduled for whole host time slices, so the tails here are the "
             "host scheduler's, not sprig's; %s." % (
+                " guest=linux" if where == "linux" else "",
+                "sprig-bench's threads in Linux, one a vCPU," if where == "linux"
+                else "the churn guest's vCPUs",
                 "/".join(str(x) for x in sorted(reps)),
                 "error bars min to max of the runs" if spread else "no spread recorded",
                 proposals.LEAF_HINT["wait_source"], WHERE_NAMES[where])))
@@ -420,9 +423,10 @@ def smp_exec_dirty(recs, outdir):
         out.append(fig_entry(
             name, "Execute pass and dirty logging on 1 and %d vCPUs, %s" % (vcpus,
                                                                            WHERE_NAMES[where]),
-            "bench exec and bench dirty (iteration 1, eager_page_split off), split_on_fault "
+            "bench exec and bench dirty%s (iteration 1, eager_page_split off), split_on_fault "
             "off and on, %s MiB, on one vCPU and on %d vCPUs each writing its share at once "
             "(the same boot); one run each way (no spread measured); %s." % (
+                " guest=linux" if where == "linux" else "",
                 "/".join(str(m) for m in mib), vcpus, WHERE_NAMES[where])))
     return out
 

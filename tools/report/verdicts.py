@@ -4,7 +4,8 @@ never counted as met."""
 from . import targets as targets_mod
 
 WHERE_NAMES = {"host": "host", "qemu": "in guest under QEMU (SVM, NPT)",
-               "bochs": "in guest under Bochs (VMX, EPT)"}
+               "bochs": "in guest under Bochs (VMX, EPT)",
+               "linux": "in a Linux guest (sprig-bench) under QEMU (SVM, NPT)"}
 
 
 def select(records, bench, **fields):

@@ -21,7 +21,10 @@
  * With `vcpus=N` the guest runs on N vCPUs (`cpus=N`: each CPU takes its own
  * share of the memory, all at once; the pauses come once all are done), as
  * KVM's tests run one vCPU thread per share; the @bench lines then carry
- * vcpus=N. */
+ * vcpus=N.
+ *
+ * With `guest=linux` both run inside a Linux guest instead
+ * (virt/bench/linux_split.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
@@ -30,6 +33,7 @@
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
+#include "virt/bench/linux_split.h"
 #include "virt/bench/scenario.h"
 #include "virt/shell.h"
 #include "virt/vm.h"
@@ -52,8 +56,9 @@ struct guest_run {
 
 /* The guest's size and shape, from the arguments. vcpus 0: not given (one). */
 struct guest_shape {
-	uint64_t mib, mem;
+	uint64_t mib, mem; /* mem 0: not given */
 	unsigned vcpus;
+	bool in_linux; /* guest=linux (virt/bench/linux_split.c) */
 };
 
 static bool create(struct guest_run *g, const char *module, const struct guest_shape *s,
@@ -132,6 +137,10 @@ static bool parse_args(int argc, char **argv, struct guest_shape *s, uint64_t *w
 		if (writes && v && strncmp(argv[i], "writes=", 7) == 0 &&
 		    parse_u64_in(v + 1, 1, 100, writes))
 			continue;
+		if (strcmp(argv[i], "guest=linux") == 0) {
+			s->in_linux = true;
+			continue;
+		}
 		if (v && strncmp(argv[i], "vcpus=", 6) == 0 &&
 		    parse_u64_in(v + 1, 1, max_vcpus(), &n)) {
 			s->vcpus = (unsigned)n;
@@ -139,7 +148,12 @@ static bool parse_args(int argc, char **argv, struct guest_shape *s, uint64_t *w
 		}
 		return false;
 	}
-	/* The region, the guest's log and its first 4 MiB. */
+	if (!s->mem)
+		s->mem = s->in_linux ? LINUX_SPLIT_MEM : 128 * MiB;
+	/* Linux: the workload's area and what Linux needs to hold it. The
+	 * other guests: the region, the guest's log and their first 4 MiB. */
+	if (s->in_linux)
+		return s->mib * MiB <= s->mem / 2 && s->mem >= LINUX_SPLIT_MEM_MIN;
 	return GUEST_BASE + s->mib * MiB + s->mib * MiB / 4096 / 8 + 4096 <= s->mem;
 }
 
@@ -170,15 +184,18 @@ struct exec_row {
 static int exec_scenario(int argc, char **argv)
 {
 	struct mmu_config saved = mmu_config;
-	struct guest_shape s = { .mib = 64, .mem = 128 * MiB };
+	struct guest_shape s = { .mib = 64 };
 	struct exec_row rows[2];
 	char args[48];
 	bool all_ok = true;
 
 	if (!parse_args(argc, argv, &s, NULL))
 		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE, 2 MiB multiple up "
-					 "to 3G, holding 4 MiB + N MiB; vcpus=1..%llu)",
+					 "to 3G, holding 4 MiB + N MiB, or with guest=linux at "
+					 "least 256M and twice N MiB; vcpus=1..%llu)",
 					 (unsigned long long)max_vcpus());
+	if (s.in_linux)
+		return exec_linux(s.mib, s.mem, s.vcpus);
 	ksnprintf(args, sizeof(args), "mib=%llu pause=1", (unsigned long long)s.mib);
 	add_cpus_arg(args, sizeof(args), &s);
 	mmu_config.nx_huge_pages = NX_HUGE_ON;
@@ -232,7 +249,8 @@ static int exec_scenario(int argc, char **argv)
 			(unsigned long long)s.mib, vcpus_field(&s), rows[on].ok ? "yes" : "no");
 	return all_ok ? 0 : 1;
 }
-SCENARIO(exec, .name = "exec", .run = exec_scenario, .usage = "[mib=N] [mem=SIZE] [vcpus=N]",
+SCENARIO(exec, .name = "exec", .run = exec_scenario,
+	 .usage = "[mib=N] [mem=SIZE] [vcpus=N] [guest=linux]",
 	 .help = "write then call every 4 KiB page of huge-page memory, split_on_fault off/on");
 
 static const struct { bool eager, split; const char *name; } dirty_columns[] = {
@@ -306,7 +324,7 @@ static int dirty_scenario(int argc, char **argv)
 {
 	static const uint64_t default_writes[] = { 5, 100 };
 	struct mmu_config saved = mmu_config;
-	struct guest_shape s = { .mib = 64, .mem = 128 * MiB };
+	struct guest_shape s = { .mib = 64 };
 	uint64_t one_writes = 0;
 	struct dirty_row rows[2][N_DIRTY_COLUMNS];
 	unsigned n_writes = 2;
@@ -314,7 +332,9 @@ static int dirty_scenario(int argc, char **argv)
 
 	if (!parse_args(argc, argv, &s, &one_writes))
 		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE writes=1..100 "
-					 "vcpus=1..%llu)", (unsigned long long)max_vcpus());
+					 "vcpus=1..%llu guest=linux)", (unsigned long long)max_vcpus());
+	if (s.in_linux)
+		return dirty_linux(s.mib, s.mem, s.vcpus, one_writes ? one_writes : 5);
 	if (one_writes)
 		n_writes = 1;
 	mmu_config.prefetch = PREFETCH_OFF;
@@ -371,5 +391,5 @@ static int dirty_scenario(int argc, char **argv)
 	return all_ok ? 0 : 1;
 }
 SCENARIO(dirty, .name = "dirty", .run = dirty_scenario,
-	 .usage = "[mib=N] [mem=SIZE] [writes=P] [vcpus=N]",
+	 .usage = "[mib=N] [mem=SIZE] [writes=P] [vcpus=N] [guest=linux]",
 	 .help = "dirty logging, iteration 1 with 5% and 100% writes: eps=N split off/on, eps=Y");

@@ -17,6 +17,14 @@
  * interleaved (off, on, off, on, ...); each field is the median of the runs,
  * with min and max in the table.
  *
+ * guest=linux (`[vcpus=N] [every_us=N] [reps=R] [ms=T]`): the same with a
+ * Linux guest (virt/bench/linux_guest.h) on lazy memory (4 KiB leaves, as
+ * the churn guest's) whose sprig-bench threads, one a vCPU, touch
+ * LINUX_AREA_MIB MiB for T ms a round; the zaps cover the 32 MiB window of
+ * guest memory that holds most of it, as the workload finds from its page
+ * map. One boot, 2R rounds alternating the hint; the table adds the
+ * workload's own touches per second.
+ *
  * Patterns, over the guest's data (32 MiB from 4 MiB): same16 and same4 zap its
  * first 16 / 4 MiB again and again; sweep16, sweep4, sweep2 and sweep1 zap
  * rolling 16/4/2/1 MiB chunks across it. */
@@ -31,7 +39,9 @@
 #include "virt/bench/scenario.h"
 #include "virt/shell.h"
 #include "virt/vm.h"
+#include "virt/bench/linux_guest.h"
 #include "virt/bench/zap_patterns.h"
+#include "virt/bench_port.h"
 
 #define MiB (1ull << 20)
 #define GUEST_MEM (64 * MiB)
@@ -50,6 +60,10 @@
 #define DEFAULT_REPS 5
 #define RUN_TIMEOUT_MS (600 * 1000)
 #define GUEST_CPUS_MAX 32 /* guests/rt/smp.h's SMP_CPU_MAX */
+#define LINUX_MEM (512 * MiB)
+#define LINUX_AREA_MIB 192 /* most of what Linux leaves free in LINUX_MEM */
+#define DEFAULT_LINUX_MS 2000
+#define MAX_LINUX_MS 60000
 
 struct zap_schedule {
 	const struct zap_pattern *p;
@@ -58,12 +72,13 @@ struct zap_schedule {
 	uint64_t exits;    /* counted exits so far */
 	uint64_t period;   /* TSC cycles per zap, by time */
 	uint64_t next_tsc; /* when the next zap is due, by time */
+	uint64_t base;     /* the guest-physical start of the zapped data */
 	uint64_t next_off; /* of the next zap, in the guest's data */
 };
 
 static void zap_next(struct vm *vm, struct zap_schedule *z)
 {
-	uint64_t gpa = DATA_GPA + z->next_off;
+	uint64_t gpa = z->base + z->next_off;
 
 	if (z->p->sweep)
 		z->next_off = (z->next_off + z->p->chunk) % (DATA_MIB * MiB);
@@ -123,6 +138,7 @@ static struct vm *run_churn(const struct boot_module *mod, struct zap_schedule *
 	}
 	mmu_config.leaf_hint = hint;
 	z->exits = 0;
+	z->base = DATA_GPA;
 	z->next_off = 0;
 	if (vcpus) {
 		vm->on_watch = zap_on_watch;
@@ -216,13 +232,17 @@ static int zap_one_vcpu(const struct boot_module *mod, struct zap_schedule *z, u
 enum vcpus_field {
 	ZAPS, ZAP_MEDIAN_NS, ZAP_P999_NS, ZAP_MEDIAN_CYCLES, ZAP_P999_CYCLES, ZAP_SPTE_VISITS,
 	ZAP_LEAF_VISITS, SKIPS, FAULT_WAITS, FAULT_WAIT_P50_NS, FAULT_WAIT_P99_NS,
-	FAULT_WAIT_P999_NS, FAULT_WAIT_MAX_NS, GUEST_FAULTS, N_VCPUS_FIELDS
+	FAULT_WAIT_P999_NS, FAULT_WAIT_MAX_NS, GUEST_FAULTS,
+	/* The Linux workload's own figure, from inside the guest: */
+	TOUCHES_PER_S, N_VCPUS_FIELDS
 };
+#define N_CHURN_FIELDS TOUCHES_PER_S
 
 static const char *const vcpus_field_names[N_VCPUS_FIELDS] = {
 	"zaps", "zap_median_ns", "zap_p999_ns", "zap_median_cycles", "zap_p999_cycles",
 	"zap_spte_visits", "zap_leaf_visits", "skips", "fault_waits", "fault_wait_p50_ns",
 	"fault_wait_p99_ns", "fault_wait_p999_ns", "fault_wait_max_ns", "guest_faults",
+	"touches_per_s",
 };
 
 static void read_vcpus_run(struct vm *vm, uint64_t f[N_VCPUS_FIELDS])
@@ -265,6 +285,7 @@ static struct spread spread_of(const uint64_t *values, unsigned n)
 struct vcpus_bench {
 	unsigned vcpus, reps;
 	uint64_t every_us, touches;
+	bool in_linux; /* guest=linux: the fields include TOUCHES_PER_S */
 	/* [hint][field][rep] */
 	uint64_t runs[2][N_VCPUS_FIELDS][MAX_REPS];
 	bool data_ok[2];
@@ -272,19 +293,27 @@ struct vcpus_bench {
 
 static void print_vcpus_results(const struct zap_schedule *z, const struct vcpus_bench *b)
 {
+	unsigned n_fields = b->in_linux ? N_VCPUS_FIELDS : N_CHURN_FIELDS;
 	struct spread s[2][N_VCPUS_FIELDS];
 	char cell[2][48];
 
 	for (int h = 0; h < 2; h++)
-		for (int f = 0; f < N_VCPUS_FIELDS; f++)
+		for (unsigned f = 0; f < n_fields; f++)
 			s[h][f] = spread_of(b->runs[h][f], b->reps);
-	kprintf("bench zap %s vcpus=%u: one zap every %llu us from the console CPU while %u vCPUs "
-		"churn %u MiB (%llu touches each), hint off and on, interleaved runs "
-		"each way: %u; median (min..max) of the runs\n", z->p->name, b->vcpus,
-		(unsigned long long)b->every_us, b->vcpus, DATA_MIB,
-		(unsigned long long)b->touches, b->reps);
+	if (b->in_linux)
+		kprintf("bench zap %s vcpus=%u guest=linux: one zap every %llu us from the console "
+			"CPU over the %u MiB of guest memory holding most of the workload's, while "
+			"%u threads touch its %u MiB, hint off and on, interleaved rounds each "
+			"way: %u; median (min..max) of the rounds\n", z->p->name, b->vcpus,
+			(unsigned long long)b->every_us, DATA_MIB, b->vcpus, LINUX_AREA_MIB, b->reps);
+	else
+		kprintf("bench zap %s vcpus=%u: one zap every %llu us from the console CPU while "
+			"%u vCPUs churn %u MiB (%llu touches each), hint off and on, interleaved "
+			"runs each way: %u; median (min..max) of the runs\n", z->p->name, b->vcpus,
+			(unsigned long long)b->every_us, b->vcpus, DATA_MIB,
+			(unsigned long long)b->touches, b->reps);
 	kprintf("%-20s %-36s %s\n", "", "hint off", "hint on");
-	for (int f = 0; f < N_VCPUS_FIELDS; f++) {
+	for (unsigned f = 0; f < n_fields; f++) {
 		for (int h = 0; h < 2; h++) {
 			const struct spread *v = &s[h][f];
 
@@ -297,9 +326,10 @@ static void print_vcpus_results(const struct zap_schedule *z, const struct vcpus
 	kprintf("%-20s %-36s %s\n", "data", b->data_ok[0] ? "ok" : "FAILED",
 		b->data_ok[1] ? "ok" : "FAILED");
 	for (int h = 0; h < 2; h++) {
-		kprintf("@bench bench=zap in=guest pattern=%s vcpus=%u leaf_hint=%s reps=%u",
-			z->p->name, b->vcpus, h ? "on" : "off", b->reps);
-		for (int f = 0; f < N_VCPUS_FIELDS; f++)
+		kprintf("@bench bench=zap in=%s pattern=%s vcpus=%u leaf_hint=%s reps=%u",
+			b->in_linux ? "linux" : "guest", z->p->name, b->vcpus, h ? "on" : "off",
+			b->reps);
+		for (unsigned f = 0; f < n_fields; f++)
 			kprintf(" %s=%llu", vcpus_field_names[f],
 				(unsigned long long)s[h][f].median);
 		kprintf(" data=%s\n", b->data_ok[h] ? "ok" : "FAILED");
@@ -318,11 +348,74 @@ static int zap_vcpus(const struct boot_module *mod, struct zap_schedule *z, stru
 			if (!vm)
 				return 1;
 			read_vcpus_run(vm, f);
-			for (int i = 0; i < N_VCPUS_FIELDS; i++)
+			for (int i = 0; i < N_CHURN_FIELDS; i++)
 				b->runs[h][i][r] = f[i];
 			b->data_ok[h] &= churn_ok(vm);
 			vm_destroy(vm);
 		}
+	print_vcpus_results(z, b);
+	return b->data_ok[0] && b->data_ok[1] ? 0 : 1;
+}
+
+/* One round of the Linux workload, from its BEGIN to its END: the window it
+ * names zapped under the schedule. False if the round went wrong. */
+static bool zap_linux_round(struct linux_run *r, struct zap_schedule *z, bool hint,
+			    uint64_t f[N_VCPUS_FIELDS])
+{
+	struct vm *vm = r->vm;
+	uint64_t faults, ns;
+
+	if (!linux_run_until(r, BENCH_CMD_BEGIN))
+		return false;
+	z->base = linux_word64(r, 0);
+	if (r->nwords != 2 || z->base % (DATA_MIB * MiB) || z->base + DATA_MIB * MiB > LINUX_MEM) {
+		kprintf("bench zap: the workload named no 32 MiB window of its memory\n");
+		return r->ok = false;
+	}
+	mmu_config.leaf_hint = hint;
+	vm->mmu.zap_stats = (struct zap_stats){ 0 };
+	mmu_fault_waits_reset(&vm->mmu);
+	faults = vm->mmu.stats.pf_taken;
+	z->next_off = 0;
+	z->next_tsc = rdtsc() + z->period;
+	vm->on_watch = zap_on_watch;
+	vm->on_watch_ctx = z;
+	bool ended = linux_run_until(r, BENCH_CMD_END);
+	vm->on_watch = NULL;
+	if (!ended)
+		return false;
+	read_vcpus_run(vm, f);
+	f[GUEST_FAULTS] -= faults;
+	ns = linux_word64(r, 2);
+	f[TOUCHES_PER_S] = ns ? linux_word64(r, 0) * 1000000000ull / ns : 0;
+	/* The workload checks that every touch read what the last one wrote. */
+	return r->nwords == 5 && r->words[4] == 0;
+}
+
+/* guest=linux: the same experiment with Debian's kernel as the guest and
+ * sprig-bench's threads as the vCPUs' load: one boot, then reps rounds each
+ * way, interleaved, the hint switched between rounds. */
+static int zap_linux(struct zap_schedule *z, struct vcpus_bench *b, uint64_t ms)
+{
+	struct linux_run r;
+	char workload[96];
+
+	ksnprintf(workload, sizeof(workload), "zap threads=%u mib=%u rounds=%u ms=%llu", b->vcpus,
+		  LINUX_AREA_MIB, 2 * b->reps, (unsigned long long)ms);
+	if (!linux_run_create(&r, b->vcpus, LINUX_MEM, BACKING_LAZY, workload))
+		return 1;
+	z->period = tsc_from_us(b->every_us);
+	b->data_ok[0] = b->data_ok[1] = true;
+	for (unsigned rep = 0; rep < b->reps && r.ok; rep++)
+		for (int h = 0; h < 2 && r.ok; h++) {
+			uint64_t f[N_VCPUS_FIELDS];
+
+			b->data_ok[h] &= zap_linux_round(&r, z, h, f);
+			for (int i = 0; i < N_VCPUS_FIELDS; i++)
+				b->runs[h][i][rep] = f[i];
+		}
+	if (!linux_run_finish(&r, "zap"))
+		return 1;
 	print_vcpus_results(z, b);
 	return b->data_ok[0] && b->data_ok[1] ? 0 : 1;
 }
@@ -332,8 +425,8 @@ static int zap_scenario(int argc, char **argv)
 	static struct vcpus_bench b;
 	struct zap_schedule z = { .every = DEFAULT_EVERY };
 	uint64_t touches = 0, vcpus = 0, max_vcpus, reps = DEFAULT_REPS;
-	uint64_t every_us = DEFAULT_EVERY_US;
-	bool by_exits = false, by_time = false;
+	uint64_t every_us = DEFAULT_EVERY_US, ms = 0;
+	bool by_exits = false, by_time = false, in_linux = false;
 	const struct boot_module *mod;
 	bool saved = mmu_config.leaf_hint;
 	int rc;
@@ -366,19 +459,39 @@ static int zap_scenario(int argc, char **argv)
 		else if (strncmp(argv[i], "reps=", 5) == 0 &&
 			 parse_u64_in(argv[i] + 5, 1, MAX_REPS, &reps))
 			by_time = true;
+		else if (strcmp(argv[i], "guest=linux") == 0)
+			in_linux = by_time = true;
+		else if (strncmp(argv[i], "ms=", 3) == 0 &&
+			 parse_u64_in(argv[i] + 3, 1, MAX_LINUX_MS, &ms))
+			continue;
 		else
 			return shell_usage_error("bench", "bad argument '%s' (every=1..%u, "
 						 "touches=1..%u, vcpus=1..%llu, every_us=1..%u, "
-						 "reps=1..%u)", argv[i], MAX_EVERY, MAX_TOUCHES,
+						 "reps=1..%u, guest=linux, ms=1..%u)", argv[i],
+						 MAX_EVERY, MAX_TOUCHES,
 						 (unsigned long long)max_vcpus, MAX_EVERY_US,
-						 MAX_REPS);
+						 MAX_REPS, MAX_LINUX_MS);
 	}
+	if (in_linux && !vcpus)
+		vcpus = 1;
+	if (ms && !in_linux)
+		return shell_usage_error("bench", "ms= is for guest=linux");
+	if (in_linux && touches)
+		return shell_usage_error("bench", "guest=linux touches for ms= milliseconds, "
+					 "not touches=");
 	/* discard needs the guest to learn its losses, which churn does on one CPU only. */
 	if (vcpus && by_exits)
 		return shell_usage_error("bench", "discard and every= are for one vCPU, "
 					 "without vcpus=");
 	if (!vcpus && by_time)
 		return shell_usage_error("bench", "every_us= and reps= need vcpus=");
+	if (in_linux) {
+		b = (struct vcpus_bench){ .vcpus = (unsigned)vcpus, .reps = (unsigned)reps,
+					  .every_us = every_us, .in_linux = true };
+		rc = zap_linux(&z, &b, ms ? ms : DEFAULT_LINUX_MS);
+		mmu_config.leaf_hint = saved;
+		return rc;
+	}
 	if (!(mod = boot_module_find("churn"))) {
 		kprintf("bench zap: no module 'churn' (the ISO carries it)\n");
 		return 1;
@@ -397,5 +510,6 @@ static int zap_scenario(int argc, char **argv)
 }
 SCENARIO(zap, .name = "zap", .run = zap_scenario,
 	 .usage = "same16|same4|sweep16|sweep4|sweep2|sweep1 [discard] [every=N] [touches=N] | "
-		  "PATTERN vcpus=N [every_us=N] [touches=N] [reps=R]",
+		  "PATTERN vcpus=N [every_us=N] [touches=N] [reps=R] | "
+		  "PATTERN guest=linux [vcpus=N] [every_us=N] [reps=R] [ms=T]",
 	 .help = "zap a churning guest's memory, leaf-empty hint off and on");
