@@ -7,7 +7,7 @@
 #include "virt/vcpu_state.h"
 
 #define SNAPSHOT_MAGIC "SPRIGSNP"
-#define SNAPSHOT_VERSION 4
+#define SNAPSHOT_VERSION 5
 #define SNAPSHOT_MAX 8
 
 /* At offset 0 of an image file; offsets count from there. */

@@ -1,4 +1,4 @@
-"""Snapshots and clones of multi-vCPU VMs (snapshot format version 4,
+"""Snapshots and clones of multi-vCPU VMs (snapshot format version 5,
 docs/snapshot.md) under QEMU with two host CPUs, AMD SVM: the smp guest
 (guests/smp/) snapshotted mid-run by a timeout, at its snapshot point (called
 by an AP while the other CPUs spin), and before it ever ran (its APs waiting

@@ -421,7 +421,7 @@ TEST(snapshot_header_sizes_and_offsets)
 	CHECK(!snapshot_header_check(blob, 10, &st, err, sizeof(err)));
 	REFUSED(h->magic[7] = 0, "not a snapshot image");
 	REFUSED(h->version = 99, "image version 99");
-	REFUSED(h->version = 3, "image version 3, this sprig reads 4"); /* one vCPU */
+	REFUSED(h->version = 4, "image version 4, this sprig reads 5"); /* a UART of 8 more bytes */
 	REFUSED(h->vcpu_bytes = 1, "vCPU state of 1 bytes");
 	REFUSED(h->vcpus = 0, "0 vCPUs (1 to 64)");
 	REFUSED(h->vcpus = 65, "65 vCPUs (1 to 64)");
