@@ -734,7 +734,9 @@ static int mode_cpuid(void)
 			for (uint32_t sub = 0; sub < 8; sub++, calls += 2)
 				differ += !same(cpuid4(leaf, sub), cpuid4(leaf, sub));
 	}
-	/* In the hypervisor range: zeros (sprig's rule). Past the ends: what
+	/* In the hypervisor range: zeros (sprig's rule), but for sprig's own
+	 * leaf 0x40000000 and KVM's clock leaves 0x40000100-0x40000101
+	 * (virt/pvclock.h), which are not looked at here. Past the ends: what
 	 * the CPU's vendor answers, zeros on AMD, the highest basic leaf on
 	 * Intel (SDM vol. 2A, CPUID). */
 	uint32_t vendor_b = cpuid4(0, 0).b;
@@ -745,6 +747,8 @@ static int mode_cpuid(void)
 				      0x40000100 + i * 0x1001, max_ext + i, 0xffffffff - i };
 
 		for (unsigned j = 0; j < sizeof(leaves) / sizeof(leaves[0]); j++, calls++) {
+			if (leaves[j] == 0x40000100 || leaves[j] == 0x40000101)
+				continue;
 			r = cpuid4(leaves[j], i);
 			/* sprig answers the topology leaves 0xb and 0x1f with
 			 * ECX = subleaf even past the last basic leaf. */
