@@ -3,8 +3,8 @@
 #include "virt/bzimage_loader.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
+#include "lib/refuse.h"
 #include "lib/string.h"
-#include <stdarg.h>
 
 /* Setup header fields: offsets in the image and in boot_params alike. */
 #define HDR_START 0x1f1
@@ -57,20 +57,6 @@ struct bz_plan {
 	uint64_t initrd_gpa;
 	uint64_t cmdline_len;
 };
-
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen) {
-		va_start(ap, fmt);
-		kvsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 bool bzimage_detect(const void *image, uint64_t size)
 {

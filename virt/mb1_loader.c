@@ -8,8 +8,8 @@
 #include "virt/mb1_loader.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
+#include "lib/refuse.h"
 #include "lib/string.h"
-#include <stdarg.h>
 #include <stdbool.h>
 
 #define MiB (1ull << 20)
@@ -123,20 +123,6 @@ struct elf_segment {
 	uint32_t type, flags;
 	uint64_t offset, vaddr, paddr, file_size, mem_size;
 };
-
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int refuse(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen) {
-		va_start(ap, fmt);
-		kvsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 /* Round up to a page; false on overflow. */
 static bool page_align(uint64_t x, uint64_t *out)
