@@ -4,11 +4,9 @@
  * and leaves the VM paused. */
 #include "virt/cmd_console.h"
 #include "arch/x86/uart.h"
-#include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "virt/emulate.h"
-#include "virt/shell.h"
 
 #define KEY_DETACH 0x1d /* Ctrl-] */
 /* Keys typed that the guest's receiver had no room for yet. */
@@ -45,26 +43,12 @@ bool vm_console_poll(struct vm *vm)
 
 int vm_console_cmd(int argc, char **argv)
 {
+	uint64_t timeout_s;
 	struct vm *vm;
-	uint64_t timeout_s = shell_default_run_timeout();
+	int rc = vm_run_args(argc, argv, &vm, &timeout_s);
 
-	if (argc < 3)
-		return shell_usage_error("vm", "which VM?");
-	if (!(vm = vm_find(argv[2]))) {
-		kprintf("vm: no VM named '%s' (see 'vm list')\n", argv[2]);
-		return 1;
-	}
-	for (int i = 3; i < argc; i++) {
-		if (strncmp(argv[i], "timeout=", 8) != 0 ||
-		    !parse_u64_in(argv[i] + 8, 1, 86400, &timeout_s))
-			return shell_usage_error("vm", "bad argument '%s' (timeout=SECONDS, 1-86400)",
-						 argv[i]);
-	}
-	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
-		kprintf("vm: '%s' has %s; destroy it and create it again\n", vm->name,
-			vm->state == VM_EXITED ? "exited" : "stopped");
-		return 1;
-	}
+	if (rc)
+		return rc;
 	kprintf("vm %s: console attached (Ctrl-] detaches)\n", vm->name);
 	pending.count = 0;
 	pending.dropped = 0;

@@ -287,24 +287,33 @@ static int vm_image_free_cmd(int argc, char **argv)
 	return 0;
 }
 
-static int vm_run_cmd(int argc, char **argv)
+int vm_run_args(int argc, char **argv, struct vm **vm, uint64_t *timeout_s)
 {
-	struct vm *vm = vm_arg("vm", argc, argv);
-	uint64_t timeout_s = shell_default_run_timeout();
-
-	if (!vm)
+	*timeout_s = shell_default_run_timeout();
+	if (!(*vm = vm_arg("vm", argc, argv)))
 		return 1;
 	for (int i = 3; i < argc; i++) {
 		if (strncmp(argv[i], "timeout=", 8) != 0 ||
-		    !parse_u64_in(argv[i] + 8, 1, 86400, &timeout_s))
+		    !parse_u64_in(argv[i] + 8, 1, 86400, timeout_s))
 			return shell_usage_error("vm", "bad argument '%s' (timeout=SECONDS, 1-86400)",
 						 argv[i]);
 	}
-	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
-		kprintf("vm: '%s' has %s; destroy it and create it again\n", vm->name,
-			vm->state == VM_EXITED ? "exited" : "stopped");
+	if ((*vm)->state != VM_READY && (*vm)->state != VM_PAUSED) {
+		kprintf("vm: '%s' has %s; destroy it and create it again\n", (*vm)->name,
+			(*vm)->state == VM_EXITED ? "exited" : "stopped");
 		return 1;
 	}
+	return 0;
+}
+
+static int vm_run_cmd(int argc, char **argv)
+{
+	uint64_t timeout_s;
+	struct vm *vm;
+	int rc = vm_run_args(argc, argv, &vm, &timeout_s);
+
+	if (rc)
+		return rc;
 	vm_run(vm, timeout_s * 1000);
 	return 0;
 }
