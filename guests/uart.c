@@ -53,8 +53,6 @@
 #define IOREDTBL_MASKED (1u << 16)
 #define IOREDTBL_LEVEL (1u << 15)
 #define IOREDTBL_LOW (1u << 13)
-#define PTE_PWT 0x08ul
-#define PTE_PCD 0x10ul
 
 /* Output waiting for the transmitter: filled by the receive path, emptied
  * by the THR-empty interrupt. Both run in the interrupt handler. */
@@ -100,16 +98,6 @@ static void probe(void)
 		fail("the byte received in loopback", v, 0xa5);
 	outb(COM1 + REG_MCR, MCR_DTR | MCR_RTS);
 	inb(COM1 + REG_MSR); /* the deltas loopback left */
-}
-
-static void set_uncached(uint64_t pa)
-{
-	uint64_t *pml4 = (uint64_t *)(read_cr3() & ~0xfffull);
-	uint64_t *pdpt = (uint64_t *)(pml4[0] & 0xffffffffff000ull);
-	uint64_t *pd = (uint64_t *)(pdpt[pa >> 30] & 0xffffffffff000ull);
-
-	pd[(pa >> 21) & 511] |= PTE_PCD | PTE_PWT;
-	asm volatile("invlpg (%0)" : : "r"(pa) : "memory");
 }
 
 static void ioapic_write(uint32_t reg, uint32_t v)

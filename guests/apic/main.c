@@ -1341,26 +1341,7 @@ static uint64_t pml5[512] __attribute__((aligned(4096)));
 
 #define PTE_P 0x1ul
 #define PTE_RW 0x2ul
-#define PTE_PWT 0x8ul
-#define PTE_PCD 0x10ul
 #define PTE_PS 0x80ul
-
-/* The runtime's directory entry (2 MiB page) for pa < 4 GiB. */
-static uint64_t *pde_of(uint64_t pa)
-{
-	uint64_t *pml4 = (uint64_t *)(read_cr3() & ~0xfffull);
-	uint64_t *pdpt = (uint64_t *)(pml4[0] & 0xffffffffff000ull);
-	uint64_t *pd = (uint64_t *)(pdpt[pa >> 30] & 0xffffffffff000ull);
-
-	return &pd[(pa >> 21) & 511];
-}
-
-/* Marks pa's 2 MiB page uncached in the runtime's tables. */
-static void set_uncached(uint64_t pa)
-{
-	*pde_of(pa) |= PTE_PCD | PTE_PWT;
-	asm volatile("invlpg (%0)" : : "r"(pa) : "memory");
-}
 
 static void check_paging_one(const char *name, uint32_t mode, uint32_t root, uint32_t ver)
 {

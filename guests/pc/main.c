@@ -80,20 +80,6 @@ static void mmio_write32(uint64_t pa, uint32_t v)
 	*(volatile uint32_t *)pa = v;
 }
 
-#define PTE_PWT 0x8ul
-#define PTE_PCD 0x10ul
-
-/* Marks pa's 2 MiB page uncached in the runtime's tables (pa < 4 GiB). */
-static void set_uncached(uint64_t pa)
-{
-	uint64_t *pml4 = (uint64_t *)(read_cr3() & ~0xfffull);
-	uint64_t *pdpt = (uint64_t *)(pml4[0] & 0xffffffffff000ull);
-	uint64_t *pd = (uint64_t *)(pdpt[pa >> 30] & 0xffffffffff000ull);
-
-	pd[(pa >> 21) & 511] |= PTE_PCD | PTE_PWT;
-	asm volatile("invlpg (%0)" : : "r"(pa) : "memory");
-}
-
 /* ------------------------------------------------------------------ */
 /* Interrupts and exceptions */
 

@@ -32,6 +32,21 @@ static inline uint64_t read_cr3(void)
 	return v;
 }
 
+#define PTE_PWT 0x08ul
+#define PTE_PCD 0x10ul
+
+/* Marks pa's 2 MiB page uncached in the runtime's tables, which map the low
+ * 4 GiB by 2 MiB pages (pa < 4 GiB): device registers must not be cached. */
+static inline void set_uncached(uint64_t pa)
+{
+	uint64_t *pml4 = (uint64_t *)(read_cr3() & ~0xfffull);
+	uint64_t *pdpt = (uint64_t *)(pml4[0] & 0xffffffffff000ull);
+	uint64_t *pd = (uint64_t *)(pdpt[pa >> 30] & 0xffffffffff000ull);
+
+	pd[(pa >> 21) & 511] |= PTE_PCD | PTE_PWT;
+	asm volatile("invlpg (%0)" : : "r"(pa) : "memory");
+}
+
 static inline void sti(void)
 {
 	asm volatile("sti" ::: "memory");
