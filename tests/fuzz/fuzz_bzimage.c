@@ -12,7 +12,7 @@
  * the VM returns every frame. */
 #include "mm/mmu.h"
 #include "svm/npt.h"
-#include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_guest.h"
 #include "tests/unit/host_mem.h"
 #include "virt/bzimage_loader.h"
 #include <string.h>
@@ -25,37 +25,12 @@
 static const uint64_t guest_mems[] = { 128 * MiB, 2 * MiB, 16 * MiB, 80 * MiB, 81 * MiB,
 				       256 * MiB };
 
-static void no_flush(void *ctx)
-{
-	(void)ctx;
-}
-
 static uint64_t free_bytes(void)
 {
 	struct frame_stats st;
 
 	frame_get_stats(&st);
 	return st.free_bytes;
-}
-
-static uint32_t guest32(struct mmu *mmu, uint64_t gpa)
-{
-	uint32_t v;
-
-	FUZZ_ASSERT(mmu_read_guest(mmu, gpa, &v, 4) == 0);
-	return v;
-}
-
-static bool guest_equals(struct mmu *mmu, uint64_t gpa, const void *want, size_t len)
-{
-	uint8_t got[4096];
-
-	for (size_t off = 0; off < len; off += sizeof(got)) {
-		size_t n = len - off < sizeof(got) ? len - off : sizeof(got);
-		if (mmu_read_guest(mmu, gpa + off, got, n) || memcmp(got, (const uint8_t *)want + off, n))
-			return false;
-	}
-	return true;
 }
 
 static void check_loaded(struct mmu *mmu, const struct bzimage_boot *b, const struct bzimage_entry *e)

@@ -18,7 +18,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "mm/mmu.h"
 #include "svm/npt.h"
-#include "tests/fuzz/fuzz.h"
+#include "tests/fuzz/fuzz_guest.h"
 #include "tests/unit/host_mem.h"
 #include "virt/mb1_loader.h"
 #include <string.h>
@@ -122,31 +122,6 @@ static void free_args(struct args *a)
 		if (a->mods[i].size <= SMALL_MODULE)
 			free((void *)a->mods[i].data);
 	free(a->strings);
-}
-
-static void no_flush(void *ctx)
-{
-	(void)ctx;
-}
-
-static uint32_t guest32(struct mmu *mmu, uint64_t gpa)
-{
-	uint32_t v;
-
-	FUZZ_ASSERT(mmu_read_guest(mmu, gpa, &v, 4) == 0);
-	return v;
-}
-
-static bool guest_equals(struct mmu *mmu, uint64_t gpa, const void *want, size_t len)
-{
-	uint8_t got[4096];
-
-	for (size_t off = 0; off < len; off += sizeof(got)) {
-		size_t n = len - off < sizeof(got) ? len - off : sizeof(got);
-		if (mmu_read_guest(mmu, gpa + off, got, n) || memcmp(got, (const uint8_t *)want + off, n))
-			return false;
-	}
-	return true;
 }
 
 static bool guest_zero(struct mmu *mmu, uint64_t gpa, uint64_t len)
