@@ -39,17 +39,20 @@ void svm_iret_exit(struct svm_vcpu *sv)
  * entry. A software interrupt, INT3 or INTO is not: RIP still points at the
  * instruction, which runs again (without next-RIP saving its length is
  * unknown anyway). */
-bool svm_requeue_interrupted_event(struct vmcb_control *c)
+void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e)
 {
 	uint64_t info = c->exit_int_info, type = info & EVENT_INJECT_TYPE_MASK;
 	uint64_t vector = info & EVENT_INJECT_VECTOR_MASK;
 
-	if (!(info & EVENT_INJECT_VALID) || type == EVENT_INJECT_SOFT_INT)
-		return false;
+	e->vectoring = info & EVENT_INJECT_VALID;
+	e->vector = (uint8_t)vector;
+	e->requeued = false;
+	if (!e->vectoring || type == EVENT_INJECT_SOFT_INT)
+		return;
 	if (type == EVENT_INJECT_EXCEPTION && (vector == X86_VEC_BP || vector == X86_VEC_OF))
-		return false;
+		return;
 	c->event_inject = info;
-	return true;
+	e->requeued = true;
 }
 
 /* Packed segment attributes (APM 15.5.1): L is bit 9, D/B bit 10. */

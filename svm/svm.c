@@ -338,7 +338,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 		lapic_set_tpr(&v->apic, (uint32_t)(vmcb->control.int_ctl & 0xf) << 4);
 	vmcb->control.event_inject = 0;
 	decode_exit(v, sv, vmcb, e);
-	e->requeued = svm_requeue_interrupted_event(&vmcb->control);
+	svm_requeue_interrupted_event(&vmcb->control, e);
 }
 
 /* MSRs whose guest values live in the VMCB (EFER aside). */

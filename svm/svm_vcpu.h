@@ -29,10 +29,11 @@ void svm_inject_irq(struct vcpu *v, uint8_t vector);
 bool svm_nmi_allowed(struct vcpu *v);
 void svm_inject_nmi(struct vcpu *v);
 void svm_event_window(struct vcpu *v, bool irq, bool nmi);
-/* After an exit: the IRET that unblocks NMIs, and the event the exit
- * interrupted, queued again (true when there was one). */
+/* After an exit: the IRET that unblocks NMIs; the event delivery the exit
+ * interrupted (EXITINTINFO) into e->vectoring and e->vector, and queued
+ * again (e->requeued) when it is to be. */
 void svm_iret_exit(struct svm_vcpu *sv);
-bool svm_requeue_interrupted_event(struct vmcb_control *c);
+void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e);
 /* Before an entry: the STI/MOV SS shadow is gone once virt/ skipped the
  * exiting instruction. */
 void svm_prepare_events(struct vcpu *v);
