@@ -8,8 +8,11 @@
  *   spin     cli; jmp . for ever
  *   hlt      cli; hlt: halted for good (bare QEMU never wakes it either)
  *   io       read port 0x1234, write port 0x5678, print the value read, exit 0
+ *   idt      an NMI to itself with the IDT at 0xc0000000: the NMI cannot be
+ *            delivered (exit 7 if the guest goes on)
  * A guest still running after a triple fault exits with 5. Anything else:
  * print the modes and exit 1. */
+#include "guests/rt/lapic.h"
 #include "guests/rt/rt.h"
 
 #define OUTSIDE_GPA 0xc0000000ul
@@ -17,6 +20,7 @@
 #define UNBACKED_IN_PORT 0x1234
 #define UNBACKED_OUT_PORT 0x5678
 #define EXIT_SURVIVED_TRIPLE_FAULT 5
+#define EXIT_SURVIVED_DELIVERY 7
 
 struct idt_pointer {
 	uint16_t limit;
@@ -77,8 +81,17 @@ int main(const struct mb1_info *mbi)
 		outb(UNBACKED_OUT_PORT, v);
 		printf("misbehave: port 0x%x reads 0x%02x\n", UNBACKED_IN_PORT, v);
 		return 0;
+	} else if (first_arg_is(mbi, "idt")) {
+		static const struct idt_pointer unbacked = { 0xfff, OUTSIDE_GPA };
+
+		printf("misbehave: an NMI through an IDT at 0x%lx\n", OUTSIDE_GPA);
+		apic_write(APIC_SVR, SVR_ENABLE | SPURIOUS_VEC);
+		asm volatile("lidt %0" : : "m"(unbacked));
+		apic_icr(apic_id(), ICR_ASSERT | ICR_NMI);
+		printf("misbehave: survived the NMI\n");
+		return EXIT_SURVIVED_DELIVERY;
 	}
-	printf("misbehave: unknown mode \"%s\" (triple ud outside badcall spin hlt io)\n",
+	printf("misbehave: unknown mode \"%s\" (triple ud outside badcall spin hlt io idt)\n",
 	       mbi->args);
 	return 1;
 }

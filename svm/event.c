@@ -1,7 +1,7 @@
 /* Interrupts and NMIs into an SVM guest (APM vol. 2 15.20 and 15.21):
  * whether the guest can take one now, injecting it through EVENTINJ, the
- * virtual interrupt request that waits for its window, and the IRET
- * intercept that stands in for NMI blocking. Also the guest's mode for
+ * virtual interrupt request and the single step that wait for its window,
+ * and the IRET intercept that stands in for NMI blocking. Also the guest's mode for
  * instruction emulation. vmx/event.c has the Intel side. */
 #include "svm/svm_vcpu.h"
 
@@ -14,14 +14,49 @@ static bool in_shadow(struct vcpu *v)
 	return (sv->vmcb->control.int_state & INT_STATE_SHADOW) && v->regs.rip == sv->exit_rip;
 }
 
+/* DR6 (SDM vol. 3B 17.2.3): B0-B3, a breakpoint matched; BS, a single step. */
+#define DR6_B0_B3 0xfull
+#define DR6_BS (1ull << 14)
+
+static bool event_queued(const struct vmcb *vmcb)
+{
+	return vmcb->control.event_inject & EVENT_INJECT_VALID;
+}
+
 void svm_prepare_events(struct vcpu *v)
 {
 	struct svm_vcpu *sv = v->arch;
+	struct vmcb *vmcb = sv->vmcb;
 
 	if (!in_shadow(v))
-		sv->vmcb->control.int_state &= ~INT_STATE_SHADOW;
-	if (v->regs.rip != sv->iret_rip)
+		vmcb->control.int_state &= ~INT_STATE_SHADOW;
+	sv->stepping = sv->step_wanted;
+	if (!sv->stepping) {
+		vmcb->control.intercept_exceptions &= ~(1u << X86_VEC_DB);
+		return;
+	}
+	/* The trap after one instruction (TF as it starts counts), caught
+	 * before the guest sees it. */
+	sv->step_guest_tf = v->regs.rflags & RFLAGS_TF;
+	sv->step_dr6 = vmcb->save.dr6;
+	vmcb->save.rflags |= RFLAGS_TF;
+	vmcb->control.intercept_exceptions |= 1u << X86_VEC_DB;
+}
+
+/* The intercepted IRET ran once RIP moved on: NMIs are unblocked. Nothing
+ * else moves RIP while it is pending: no event is injected in front of it
+ * (svm_irq_allowed). */
+void svm_complete_events(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+	bool iret_ran = sv->iret_pending && v->regs.rip != sv->iret_rip;
+
+	if (iret_ran)
 		sv->iret_pending = false;
+	/* The TF the step set, unless the guest had it or the stepped IRET
+	 * loaded the guest's RFLAGS over it. */
+	if (sv->stepping && !sv->step_guest_tf && !iret_ran)
+		v->regs.rflags &= ~RFLAGS_TF;
 }
 
 /* The guest's IRET, intercepted while an NMI it took blocks the next: the
@@ -34,22 +69,42 @@ void svm_iret_exit(struct svm_vcpu *sv)
 	sv->vmcb->control.intercept_misc1 &= ~INTERCEPT_IRET;
 }
 
+/* The #DB that ends a single step (intercepted only then): the window the
+ * step waited for. DR6 loses the BS bit the step set; the guest's own step
+ * (its TF was set) or a breakpoint of its own that matched on the way is
+ * delivered to it. */
+void svm_step_trap(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+	struct vmcb *vmcb = sv->vmcb;
+	bool guest_breakpoint = vmcb->save.dr6 & ~sv->step_dr6 & DR6_B0_B3;
+
+	if (!sv->step_guest_tf && !(sv->step_dr6 & DR6_BS))
+		vmcb->save.dr6 &= ~DR6_BS;
+	if (sv->step_guest_tf || guest_breakpoint)
+		vmcb->control.event_inject = X86_VEC_DB | EVENT_INJECT_EXCEPTION |
+					     EVENT_INJECT_VALID;
+}
+
 /* An event the exit interrupted on its way into the guest (a nested page
  * fault on the guest's IDT or stack, say) is delivered again at the next
  * entry. A software interrupt, INT3 or INTO is not: RIP still points at the
  * instruction, which runs again (without next-RIP saving its length is
  * unknown anyway). */
-bool svm_requeue_interrupted_event(struct vmcb_control *c)
+void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e)
 {
 	uint64_t info = c->exit_int_info, type = info & EVENT_INJECT_TYPE_MASK;
 	uint64_t vector = info & EVENT_INJECT_VECTOR_MASK;
 
-	if (!(info & EVENT_INJECT_VALID) || type == EVENT_INJECT_SOFT_INT)
-		return false;
+	e->vectoring = info & EVENT_INJECT_VALID;
+	e->vector = (uint8_t)vector;
+	e->requeued = false;
+	if (!e->vectoring || type == EVENT_INJECT_SOFT_INT)
+		return;
 	if (type == EVENT_INJECT_EXCEPTION && (vector == X86_VEC_BP || vector == X86_VEC_OF))
-		return false;
+		return;
 	c->event_inject = info;
-	return true;
+	e->requeued = true;
 }
 
 /* Packed segment attributes (APM 15.5.1): L is bit 9, D/B bit 10. */
@@ -72,16 +127,15 @@ void svm_guest_mode(struct vcpu *v, struct guest_mode *m)
 		m->seg_base[i] = seg[i]->base;
 }
 
-static bool event_queued(const struct vmcb *vmcb)
-{
-	return vmcb->control.event_inject & EVENT_INJECT_VALID;
-}
-
+/* Not while the IRET that ends an NMI handler is pending: delivered in
+ * front of it, the interrupt would move RIP as if the IRET had run. It
+ * waits the one step to after the IRET (svm_event_window). */
 bool svm_irq_allowed(struct vcpu *v)
 {
 	struct svm_vcpu *sv = v->arch;
 
-	return (v->regs.rflags & RFLAGS_IF) && !in_shadow(v) && !event_queued(sv->vmcb);
+	return (v->regs.rflags & RFLAGS_IF) && !in_shadow(v) && !event_queued(sv->vmcb) &&
+	       !sv->iret_pending;
 }
 
 void svm_inject_irq(struct vcpu *v, uint8_t vector)
@@ -109,18 +163,36 @@ void svm_inject_nmi(struct vcpu *v)
 	sv->vmcb->control.intercept_misc1 |= INTERCEPT_IRET;
 }
 
-/* SVM has no NMI window: a virtual interrupt request (V_IRQ, with the TPR
- * ignored) exits once the guest takes interrupts, which after the IRET of
- * an NMI handler is usually at once; an NMI still blocked then waits for
- * the next exit. */
+/* SVM has no NMI window (without vNMI). An NMI handler's IRET is
+ * intercepted (svm_inject_nmi); at that exit it has not run yet, so the
+ * guest single-steps it and what waited is delivered at the #DB after it,
+ * as before the guest's next instruction (KVM does the same). An STI or
+ * MOV SS shadow is stepped over alike. An event queued for the entry is
+ * delivered first: a virtual interrupt request (V_IRQ, TPR ignored) exits
+ * once the guest takes interrupts after it, as it does for an interrupt.
+ * Never a V_IRQ for an NMI the handler blocks: with IF set in the handler
+ * it would exit before every instruction up to the IRET. */
 void svm_event_window(struct vcpu *v, bool irq, bool nmi)
 {
-	struct vmcb_control *c = &((struct svm_vcpu *)v->arch)->vmcb->control;
+	struct svm_vcpu *sv = v->arch;
+	struct vmcb_control *c = &sv->vmcb->control;
+	bool queued = event_queued(sv->vmcb);
+	bool vintr = false, step = false;
 
-	if (irq || nmi)
+	if (sv->iret_pending) {
+		step = (irq || nmi) && !queued;
+		vintr = (irq || nmi) && queued;
+	} else {
+		vintr = irq;
+		if (nmi && !sv->nmi_blocked) {
+			step = in_shadow(v) && !queued;
+			vintr |= !step;
+		}
+	}
+	sv->step_wanted = step;
+	if (vintr)
 		c->int_ctl |= INT_CTL_V_IRQ | INT_CTL_V_IGN_TPR | (0xfull << INT_CTL_V_INTR_PRIO_SHIFT);
 	else
 		c->int_ctl &= ~(INT_CTL_V_IRQ | INT_CTL_V_IGN_TPR |
 				(0xfull << INT_CTL_V_INTR_PRIO_SHIFT));
 }
-

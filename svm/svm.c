@@ -225,6 +225,11 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 		svm_iret_exit(sv);
 		e->kind = VEXIT_HANDLED;
 		break;
+	case SVM_EXIT_EXCP_BASE + X86_VEC_DB:
+		/* Intercepted only while single-stepping to an event window. */
+		svm_step_trap(v);
+		e->kind = VEXIT_WINDOW;
+		break;
 	case SVM_EXIT_IOIO:
 		e->kind = VEXIT_IO;
 		e->io.port = (uint16_t)(c->exit_info1 >> IOIO_PORT_SHIFT);
@@ -337,8 +342,9 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	if ((vmcb->control.int_ctl & 0xf) != tpr_class)
 		lapic_set_tpr(&v->apic, (uint32_t)(vmcb->control.int_ctl & 0xf) << 4);
 	vmcb->control.event_inject = 0;
+	svm_complete_events(v);
 	decode_exit(v, sv, vmcb, e);
-	e->requeued = svm_requeue_interrupted_event(&vmcb->control);
+	svm_requeue_interrupted_event(&vmcb->control, e);
 }
 
 /* MSRs whose guest values live in the VMCB (EFER aside). */
@@ -446,7 +452,7 @@ static void svm_init_state(struct vcpu *v)
 	sv->vmcb->control.event_inject = 0;
 	sv->vmcb->control.int_state = 0;
 	sv->vmcb->control.int_ctl &= ~(uint64_t)INT_CTL_V_IRQ;
-	sv->nmi_blocked = sv->iret_pending = false;
+	sv->nmi_blocked = sv->iret_pending = sv->step_wanted = false;
 }
 
 static void svm_sipi(struct vcpu *v, uint8_t vector)

@@ -16,10 +16,18 @@ struct svm_vcpu {
 	/* SVM keeps no NMI blocking of its own (without vNMI): an injected NMI
 	 * blocks the next one until the guest's IRET, which is intercepted;
 	 * the IRET itself has not run at that exit, so NMIs stay blocked while
-	 * RIP still points at it. */
+	 * RIP still points at it (iret_pending). */
 	bool nmi_blocked;
 	bool iret_pending;
 	uint64_t iret_rip;
+	/* Single-stepping (RFLAGS.TF, #DB intercepted) over what keeps a
+	 * pending event out: the intercepted IRET, an STI or MOV SS shadow.
+	 * step_wanted is svm_event_window's; the rest describes the entry that
+	 * stepped: the guest's own TF and DR6 then. */
+	bool step_wanted;
+	bool stepping;
+	bool step_guest_tf;
+	uint64_t step_dr6;
 };
 
 /* event.c: interrupt and NMI injection, the guest's mode. */
@@ -29,10 +37,15 @@ void svm_inject_irq(struct vcpu *v, uint8_t vector);
 bool svm_nmi_allowed(struct vcpu *v);
 void svm_inject_nmi(struct vcpu *v);
 void svm_event_window(struct vcpu *v, bool irq, bool nmi);
-/* After an exit: the IRET that unblocks NMIs, and the event the exit
- * interrupted, queued again (true when there was one). */
-void svm_iret_exit(struct svm_vcpu *sv);
-bool svm_requeue_interrupted_event(struct vmcb_control *c);
 /* Before an entry: the STI/MOV SS shadow is gone once virt/ skipped the
- * exiting instruction. */
+ * exiting instruction; the single step svm_event_window asked for. */
 void svm_prepare_events(struct vcpu *v);
+/* After an exit, before it is decoded: whether the intercepted IRET ran,
+ * and the guest's RFLAGS without the step's TF. */
+void svm_complete_events(struct vcpu *v);
+/* Exits: the IRET intercept, and the single step's #DB. */
+void svm_iret_exit(struct svm_vcpu *sv);
+void svm_step_trap(struct vcpu *v);
+/* The event delivery the exit interrupted (EXITINTINFO): into e->vectoring
+ * and e->vector, and queued again (e->requeued) when it is to be. */
+void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e);

@@ -52,9 +52,13 @@ enum vexit_insn {
 
 struct vexit {
 	enum vexit_kind kind;
-	/* The exit interrupted an event's delivery, queued again for the next
-	 * entry (SVM EXITINTINFO, VMX IDT-vectoring information). */
+	/* The exit interrupted the delivery of event `vector` through the IDT
+	 * (SVM EXITINTINFO, VMX IDT-vectoring information): vectoring. Queued
+	 * again for the next entry: requeued (not a software interrupt, whose
+	 * instruction runs again). */
+	bool vectoring;
 	bool requeued;
+	uint8_t vector;
 	/* Length of the exiting instruction, for skipping it; 0 if unknown. */
 	unsigned insn_len;
 	union {

@@ -29,6 +29,14 @@ static bool handle_npf(struct vcpu *v, const struct vexit *e)
 	case TDP_RETRY:
 		break;
 	case TDP_NO_SLOT:
+		/* The CPU was delivering an event (its IDT, GDT or stack lie
+		 * outside guest memory): no instruction made the access, so
+		 * none is emulated. As KVM, a delivery failure. */
+		if (e->vectoring) {
+			vm_fail(vm, "fault delivering vector %u: gpa 0x%llx is not guest memory",
+				e->vector, (unsigned long long)e->npf.gpa);
+			break;
+		}
 		mmio_exit(v, e);
 		break;
 	case TDP_PERMISSION:

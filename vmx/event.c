@@ -97,15 +97,28 @@ void vmx_guest_mode(struct vcpu *v, struct guest_mode *m)
 		m->seg_base[i] = vmcs_read(VMCS_GUEST_ES_BASE + 2 * i);
 }
 
-/* An event the exit interrupted on its way into the guest (an EPT violation
- * on the guest's IDT or stack, say) is delivered again at the next entry. */
-bool vmx_requeue_interrupted_event(void)
+/* After an exit (SDM vol. 3C 27.2.3, 27.2.4, 28.7.1.2; KVM does the same):
+ * an event the exit interrupted on its way into the guest (an EPT violation
+ * on the guest's IDT or stack, say) is delivered again at the next entry. If
+ * that was an NMI, the exit left virtual-NMI blocking set, which would make
+ * the entry that injects it fail (26.3.1.5): cleared. An IRET that an EPT
+ * violation interrupted had unblocked NMIs, but runs again: the blocking it
+ * lifted is restored. */
+void vmx_complete_events(struct vmx_vcpu *a, struct vexit *e)
 {
 	uint32_t info = (uint32_t)vmcs_read(VMCS_IDT_VECTORING_INFO);
 	uint32_t type = (info & INTR_INFO_TYPE_MASK) >> INTR_INFO_TYPE_SHIFT;
+	uint64_t state = vmcs_read(VMCS_GUEST_INTERRUPTIBILITY);
 
-	if (!(info & INTR_INFO_VALID))
-		return false;
+	e->vectoring = info & INTR_INFO_VALID;
+	e->vector = (uint8_t)(info & INTR_INFO_VECTOR_MASK);
+	if (!e->vectoring) {
+		if ((a->exit_reason & EXIT_REASON_BASIC_MASK) == EXIT_EPT_VIOLATION &&
+		    (a->exit_qualification & EPT_QUAL_NMI_UNBLOCKED) &&
+		    (vmx_caps.pin & PIN_VIRTUAL_NMIS))
+			vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, state | BLOCKING_BY_NMI);
+		return;
+	}
 	vmcs_write(VMCS_ENTRY_INTR_INFO, info & (INTR_INFO_VALID | INTR_INFO_DELIVER_CODE |
 						  INTR_INFO_TYPE_MASK | INTR_INFO_VECTOR_MASK));
 	if (info & INTR_INFO_DELIVER_CODE)
@@ -114,5 +127,7 @@ bool vmx_requeue_interrupted_event(void)
 	if (type == INTR_TYPE_SW_INTERRUPT || type == INTR_TYPE_PRIV_SW_EXCEPTION ||
 	    type == INTR_TYPE_SW_EXCEPTION)
 		vmcs_write(VMCS_ENTRY_INSTRUCTION_LEN, vmcs_read(VMCS_EXIT_INSTRUCTION_LEN));
-	return true;
+	if (type == INTR_TYPE_NMI)
+		vmcs_write(VMCS_GUEST_INTERRUPTIBILITY, state & ~(uint64_t)BLOCKING_BY_NMI);
+	e->requeued = true;
 }

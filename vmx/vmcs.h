@@ -172,6 +172,7 @@
 #define EPT_QUAL_WRITE (1u << 1)
 #define EPT_QUAL_FETCH (1u << 2)
 #define EPT_QUAL_PRESENT (7u << 3) /* the entry allowed read, write or execute */
+#define EPT_QUAL_NMI_UNBLOCKED (1u << 12) /* by an IRET the violation interrupted */
 
 /* INVEPT and INVVPID types. */
 #define INVEPT_SINGLE_CONTEXT 1

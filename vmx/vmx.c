@@ -470,7 +470,7 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 		vmx_set_ia32e_mode(vmcs_read(VMCS_GUEST_EFER) & EFER_LMA);
 	decode_exit(v, a, e);
 	if (!(a->exit_reason & EXIT_REASON_ENTRY_FAILURE))
-		e->requeued = vmx_requeue_interrupted_event();
+		vmx_complete_events(a, e);
 }
 
 static struct vmx_msr_entry *switched_msr(struct vmx_vcpu *a, uint32_t msr)

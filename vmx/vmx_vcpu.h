@@ -55,9 +55,10 @@ void vmx_inject_irq(struct vcpu *v, uint8_t vector);
 bool vmx_nmi_allowed(struct vcpu *v);
 void vmx_inject_nmi(struct vcpu *v);
 void vmx_event_window(struct vcpu *v, bool irq, bool nmi);
-/* After an exit: the event it interrupted, queued again (true when there
- * was one). */
-bool vmx_requeue_interrupted_event(void);
+/* After an exit: the event delivery it interrupted (e->vectoring,
+ * e->vector), queued again (e->requeued), and the guest's NMI blocking as
+ * that delivery or an interrupted IRET left it. */
+void vmx_complete_events(struct vmx_vcpu *a, struct vexit *e);
 
 /* cr.c: control-register emulation. The current VMCS is the vCPU's. */
 uint64_t vmx_guest_cr0(struct vcpu *v);

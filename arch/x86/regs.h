@@ -50,6 +50,7 @@
 #define RFLAGS_RESERVED (~0x3fffffull | (1ull << 15) | (1ull << 5) | (1ull << 3))
 
 /* Exception vectors sprig raises in guests. */
+#define X86_VEC_DB 1
 #define X86_VEC_NMI 2
 #define X86_VEC_BP 3
 #define X86_VEC_OF 4

@@ -21,7 +21,7 @@
  *   timer-oneshot, timer-periodic, timer-deadline
  *   self-ipi, self-ipi-dest, irq-fresh-stack (delivery onto an untouched page)
  *   eoi-isr-nesting, tpr-masking, tpr-cr8
- *   nmi
+ *   nmi, nmi-nested
  *   irq-window-sti, irq-window-sti-hlt, irq-window-sti-exit,
  *   irq-window-sti-mmio, irq-window-popf, irq-window-movss
  *   mmio-* (one per instruction form against the timer's initial count
@@ -142,12 +142,15 @@ static volatile unsigned int nmi_count;
 static volatile unsigned int db_count;
 static volatile uint64_t db_rip;
 
+static void nested_nmi(struct frame *f);
+
 static void apic_dispatch(struct frame *f)
 {
 	unsigned int v = (unsigned int)f->vector;
 
 	if (v == 2) {
 		nmi_count++;
+		nested_nmi(f);
 		return;
 	}
 	if (v == 1 && (f->rflags & RFLAGS_TF)) {
@@ -852,6 +855,66 @@ static void check_nmi(void)
 		fail(name, "%u NMIs for two", nmi_count - n0);
 	else
 		pass(name);
+}
+
+/* nmi-nested, as kvm-unit-tests' eventinj "nested NMI": the first NMI's
+ * handler sends itself a second and runs on with interrupts on (STI in an
+ * NMI handler is legal); NMIs stay blocked until its IRET, and the second
+ * must come right then, before the interrupted code (IF=0) runs another
+ * instruction: both interrupt the same RIP. */
+
+enum { NESTED_OFF, NESTED_ARMED, NESTED_FIRST, NESTED_DONE };
+static volatile int nested_state;
+static volatile uint64_t nested_rip[2];
+static volatile bool nested_early;	/* the second came inside the first handler */
+
+static void nested_nmi(struct frame *f)
+{
+	unsigned int n;
+
+	switch (nested_state) {
+	case NESTED_ARMED:
+		nested_state = NESTED_FIRST;
+		nested_rip[0] = f->rip;
+		n = nmi_count;
+		apic_icr(apic_id(), ICR_ASSERT | ICR_NMI);
+		sti();
+		delay_us(10000);
+		nested_early = nmi_count != n;
+		break;	/* IF stays set up to the IRET */
+	case NESTED_FIRST:
+		nested_state = NESTED_DONE;
+		nested_rip[1] = f->rip;
+		break;
+	}
+}
+
+static void check_nmi_nested(void)
+{
+	const char *name = "nmi-nested";
+	uint64_t end;
+
+	if (!wanted(name))
+		return;
+	cli();
+	nested_early = false;
+	nested_state = NESTED_ARMED;
+	apic_icr(apic_id(), ICR_ASSERT | ICR_NMI);
+	end = rdtsc() + tsc_khz * 200;
+	while (nested_state != NESTED_DONE && rdtsc() < end)
+		;
+	if (nested_state == NESTED_ARMED)
+		fail(name, "the first NMI never came");
+	else if (nested_early)
+		fail(name, "the second NMI came inside the first one's handler");
+	else if (nested_state != NESTED_DONE)
+		fail(name, "the second NMI never came");
+	else if (nested_rip[1] != nested_rip[0])
+		fail(name, "the second NMI came at RIP 0x%lx, not at 0x%lx where the IRET returned",
+		     nested_rip[1], nested_rip[0]);
+	else
+		pass(name);
+	nested_state = NESTED_OFF;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1586,7 +1649,7 @@ static const char *const apic_checks[] = {
 	"apic-base", "apic-version", "apic-relocate", "timer-oneshot", "timer-periodic",
 	"timer-deadline", "self-ipi", "self-ipi-dest", "irq-fresh-stack", "eoi-isr-nesting",
 	"tpr-masking", "tpr-cr8",
-	"nmi", "irq-window-sti", "irq-window-sti-hlt", "irq-window-sti-exit", "irq-window-sti-mmio",
+	"nmi", "nmi-nested", "irq-window-sti", "irq-window-sti-hlt", "irq-window-sti-exit", "irq-window-sti-mmio",
 	"irq-window-popf", "irq-window-movss",
 };
 static const char *const string_checks[] = {
@@ -1690,6 +1753,7 @@ int main(const struct mb1_info *mbi)
 	check_nesting();
 	check_tpr();
 	check_nmi();
+	check_nmi_nested();
 	check_windows();
 	check_mmio_forms();
 	check_paging_modes();

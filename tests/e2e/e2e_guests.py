@@ -112,6 +112,14 @@ def qemu_guests(check):
         m.command("vm create hlt misbehave -- hlt")
         out = m.command("vm run hlt", timeout=60)
         check("svm/halt-reported", "vm hlt stopped: halted with interrupts off" in out, out)
+        # An NMI whose delivery faults on an IDT outside guest memory: a
+        # delivery failure, not an access of the instruction at RIP to
+        # emulate (and skip).
+        m.command("vm create idt misbehave -- idt")
+        out = m.command("vm run idt", timeout=60)
+        check("svm/delivery-fault-reported",
+              "vm idt stopped: fault delivering vector 2: gpa 0xc0000020 is not guest memory"
+              in out and "survived" not in out, out)
 
         # FPU state is per vCPU: pause one fpu guest mid-loop, run another
         # with other values, then let the first finish and check its own.
