@@ -317,6 +317,34 @@ TEST(mb1_elf_load)
 	CHECK_EQ_U64(free_bytes(), before);
 }
 
+/* The loader writes through mmu_write_guest: on a logged slot, every page it
+ * wrote is in the dirty log (kernel, bss, info and map, strings), no other. */
+TEST(mb1_load_dirty_logged)
+{
+	static uint64_t log[GUEST_MEM / PAGE_SIZE / 64];
+	struct image im;
+	struct mb1_entry e = { 0 };
+	struct mmu mmu;
+	char err[160] = "";
+	uint64_t strings;
+
+	host_mem_init(256 * MiB);
+	elf_image(&im);
+	REQUIRE(vm_create(&mmu, GUEST_MEM));
+	REQUIRE(mmu_dirty_log_enable(&mmu, 0, true) == 0);
+	REQUIRE(mb1_load(&mmu, GUEST_MEM, im.b, im.len, "x", NULL, 0, &e, err, sizeof(err)) == 0);
+	strings = guest32(&mmu, e.ebx + 16) / PAGE_SIZE; /* the command line's page */
+	CHECK(mmu_dirty_log_get(&mmu, 0, log) == 6);
+	for (uint64_t gfn = 0; gfn < GUEST_MEM / PAGE_SIZE; gfn++) {
+		bool want = gfn == MB1_INFO_GPA / PAGE_SIZE || gfn == ELF_TEXT / PAGE_SIZE ||
+			    (gfn >= ELF_DATA / PAGE_SIZE &&
+			     gfn < (ELF_DATA + ELF_DATA_MEMSZ) / PAGE_SIZE) || gfn == strings;
+
+		CHECK_EQ_U64(log[gfn / 64] >> (gfn % 64) & 1, want);
+	}
+	mmu_destroy(&mmu);
+}
+
 TEST(mb1_elf_higher_half_entry)
 {
 	struct image im;
