@@ -5,6 +5,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
+#include "lib/range.h"
 #include "lib/string.h"
 #include "virt/clone.h"
 #include "virt/emulate.h"
@@ -15,7 +16,7 @@
 /* [gpa, gpa + len) lies in the guest's RAM, without wrapping. */
 static bool guest_range_ok(struct vm *vm, uint64_t gpa, uint64_t len)
 {
-	return len && gpa < vm->mem_bytes && len <= vm->mem_bytes - gpa;
+	return len && range_within(gpa, len, vm->mem_bytes);
 }
 
 static uint64_t hc_balloon_release(struct vm *vm, uint64_t gpa, uint64_t len)
