@@ -8,6 +8,7 @@
 #include "svm/npt.h"
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"
+#include "tests/unit/vm_e820.h"
 #include "virt/mb1_loader.h"
 #include <stdlib.h>
 #include <string.h>
@@ -229,12 +230,7 @@ static void check_map(struct mmu *mmu, uint32_t info, const uint64_t (*map)[3], 
 static void check_info_at(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
 			  const char *cmdline, bool qemu_addresses)
 {
-	const uint64_t map[4][3] = {
-		{ 0, 0x9fc00, 1 },
-		{ 0x9fc00, 0x400, 2 },
-		{ 0xf0000, 0x10000, 2 },
-		{ 0x100000, guest_mem - 0x100000, 1 },
-	};
+	uint64_t map[VM_E820_ENTRIES][3];
 	uint32_t info = e->ebx;
 
 	CHECK_EQ_U64(e->eax, MB1_BOOTLOADER_MAGIC);
@@ -251,7 +247,8 @@ static void check_info_at(struct mmu *mmu, const struct mb1_entry *e, uint64_t g
 	CHECK_EQ_U64(guest32(mmu, info + 12), 0x8000ffff);
 	CHECK(guest_string(mmu, guest32(mmu, info + 16), cmdline));
 	CHECK(guest_string(mmu, guest32(mmu, info + 64), "sprig"));
-	check_map(mmu, info, map, 4);
+	vm_e820_want(guest_mem, map);
+	check_map(mmu, info, (const uint64_t (*)[3])map, VM_E820_ENTRIES);
 }
 
 static void check_info(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
