@@ -2,6 +2,7 @@
 #include "virt/pvclock.h"
 #include "lib/bytes.h"
 #include "lib/string.h"
+#include "mm/mmu.h"
 
 #define NS_PER_MS 1000000ull
 #define PAGE_OFFSET_MASK (PAGE_SIZE - 1)

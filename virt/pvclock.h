@@ -15,8 +15,9 @@
  * PVCLOCK_TSC_STABLE_BIT. The wall clock is the time at guest TSC 0. Also
  * built for the host (tests/unit/test_pvclock.c). */
 #pragma once
-#include "mm/mmu.h"
 #include <stdint.h>
+
+struct mmu;
 
 #define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00u
 #define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01u
