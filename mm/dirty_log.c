@@ -73,6 +73,12 @@ void dirty_log_leaf_installed(struct mmu *mmu, struct memslot *slot, uint64_t gf
 		mark(mmu, slot, gfn);
 }
 
+void dirty_log_sprig_write(struct mmu *mmu, struct memslot *slot, uint64_t gfn)
+{
+	if (slot->flags & MEMSLOT_DIRTY_LOG)
+		mark(mmu, slot, gfn);
+}
+
 void dirty_log_write_ended(struct mmu *mmu, uint64_t gfn, uint64_t spte, int level)
 {
 	const struct spte_format *f = mmu->root.fmt;

@@ -50,6 +50,9 @@ bool dirty_log_by_dirty_bit(const struct spte_format *f);
  * format without dirty bits). */
 void dirty_log_leaf_installed(struct mmu *mmu, struct memslot *slot, uint64_t gfn,
 			      uint64_t spte);
+/* sprig itself wrote page gfn of slot (mmu_write_guest, under the read
+ * locks): no leaf saw that write, so it is marked here if the slot is logged. */
+void dirty_log_sprig_write(struct mmu *mmu, struct memslot *slot, uint64_t gfn);
 /* A 4 KiB leaf that was spte left the tables (the choke point's hook) or lost
  * its write right outside the log's own harvest (a clone's write-protection):
  * if the CPU may have written through it and the slot is logged, the write

@@ -150,41 +150,94 @@ static void copy_piece(void *dst, const void *src, uint64_t n)
 		memcpy(dst, src, n);
 }
 
-/* Guest copies hold the read lock so that a discard cannot free a frame while
- * it is being copied. */
+/* [gpa, gpa + len), len > 0, lies wholly in memslots (adjacent ones may
+ * share it), without wrapping. Under slots_lock. */
+static bool range_in_slots(struct memslots *slots, uint64_t gpa, uint64_t len)
+{
+	uint64_t gfn = gpa >> PAGE_SHIFT, last;
+
+	if (len - 1 > UINT64_MAX - gpa)
+		return false;
+	last = (gpa + len - 1) >> PAGE_SHIFT;
+	for (;;) {
+		struct memslot *s = memslot_find(slots, gfn);
+
+		if (!s)
+			return false;
+		if (last < memslot_end(s))
+			return true;
+		gfn = memslot_end(s);
+	}
+}
+
+/* Back every page of a write's range and give each shared one a copy of its
+ * own, so that the copy after it cannot fail half way. A copy on write drops
+ * the read lock (a discard or a clone may get in), so the pages are looked at
+ * again until a pass finds all of them ready: it returns with the read lock
+ * held since that pass began. 0, or -1 when memory ran out. */
+static int prepare_write(struct mmu *mmu, uint64_t gpa, uint64_t len)
+{
+	uint64_t first = gpa >> PAGE_SHIFT, last = (gpa + len - 1) >> PAGE_SHIFT;
+	bool dropped;
+
+	do {
+		dropped = false;
+		for (uint64_t gfn = first; gfn <= last; gfn++) {
+			struct memslot *s = memslot_find(&mmu->slots, gfn);
+			paddr_t pa = backing_get(&s->backing, gfn - s->base_gfn);
+			int res;
+
+			if (!pa)
+				return -1;
+			if (!backing_frame_shared(pa))
+				continue;
+			/* The hypervisor's writes copy a shared frame as the guest's do. */
+			read_unlock(&mmu->lock);
+			res = mmu_cow_break(mmu, s, gfn);
+			mmu_read_lock(mmu);
+			if (res == TDP_NO_MEMORY)
+				return -1;
+			dropped = true;
+		}
+	} while (dropped);
+	return 0;
+}
+
+/* Every copy between sprig and guest memory. The range is checked whole
+ * first: one that leaves guest memory anywhere is refused with nothing
+ * copied. Copies hold the read locks so that a discard cannot free a frame
+ * while it is being copied, nor a harvest of the dirty log run between a
+ * write and its mark. A write's pages are marked in a logged slot's dirty
+ * log as a guest write's are: the log must list every page whose contents
+ * changed, whoever wrote them. (A restore backing's fill from its image is
+ * not a write: the page holds what the image says, as a userfaultfd fill
+ * under KVM is not logged.) */
 static int guest_copy(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len, bool to_guest)
 {
 	int ret = 0;
 
+	if (!len)
+		return 0;
 	read_lock(&mmu->slots_lock);
 	mmu_read_lock(mmu);
-	while (len) {
+	if (!range_in_slots(&mmu->slots, gpa, len) || (to_guest && prepare_write(mmu, gpa, len)))
+		ret = -1;
+	while (!ret && len) {
 		uint64_t gfn = gpa >> PAGE_SHIFT, off = gpa & (PAGE_SIZE - 1);
 		uint64_t n = PAGE_SIZE - off < len ? PAGE_SIZE - off : len;
 		struct memslot *s = memslot_find(&mmu->slots, gfn);
-		paddr_t pa = s ? backing_get(&s->backing, gfn - s->base_gfn) : 0;
+		paddr_t pa = backing_get(&s->backing, gfn - s->base_gfn);
 
 		if (!pa) {
-			ret = -1;
+			ret = -1; /* a read ran out of memory */
 			break;
 		}
-		/* The hypervisor's writes copy a shared frame as the guest's do. */
-		if (to_guest && backing_frame_shared(pa)) {
-			int res;
-
-			read_unlock(&mmu->lock);
-			res = mmu_cow_break(mmu, s, gfn);
-			mmu_read_lock(mmu);
-			if (res == TDP_NO_MEMORY) {
-				ret = -1;
-				break;
-			}
-			continue;
-		}
-		if (to_guest)
+		if (to_guest) {
 			copy_piece((char *)pa_to_va(pa) + off, buf, n);
-		else
+			dirty_log_sprig_write(mmu, s, gfn);
+		} else {
 			copy_piece(buf, (char *)pa_to_va(pa) + off, n);
+		}
 		buf = (char *)buf + n;
 		gpa += n;
 		len -= n;

@@ -152,7 +152,11 @@ int tdp_get_walk(struct mmu *mmu, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 
 
 /* Copy between the hypervisor and guest memory through the memslots, backing
  * pages on demand (read-only slots may be written: this is the loader's path).
- * 0, or -1 if part of the range has no slot or memory ran out. */
+ * The one way sprig writes guest memory (loaders, ACPI tables, the emulator,
+ * the clock, hypercall results): a write copies shared frames first, and
+ * marks its pages in the dirty log of a logged slot. 0, or -1 if part of the
+ * range has no slot or wraps (nothing is copied then) or memory ran out
+ * (a write then changes nothing either). */
 int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len);
 int mmu_write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len);
 

@@ -5,6 +5,7 @@
 #include "lib/print.h"
 #include "lib/refuse.h"
 #include "lib/string.h"
+#include "virt/e820.h"
 
 /* Setup header fields: offsets in the image and in boot_params alike. */
 #define HDR_START 0x1f1
@@ -41,12 +42,7 @@
 #define BP_HDR_LIMIT 0x290 /* the header's room: EDD's buffer follows */
 #define BP_E820_TABLE 0x2d0
 #define E820_ENTRY_SIZE 20
-#define E820_RAM 1
-#define E820_RESERVED 2
 
-#define LOW_RAM_END 0x9fc00ull
-#define BIOS_START 0xf0000ull
-#define HIGH_RAM 0x100000ull
 #define GDT_ENTRIES 4
 #define FOUR_GIB (1ull << 32)
 #define PAGE_MASK_4K 0xfffull
@@ -79,13 +75,13 @@ static int plan_kernel(const uint8_t *img, struct bz_plan *p, uint64_t guest_mem
 			return refuse(err, errlen, "bzImage: kernel_alignment 0x%llx is not a power "
 				      "of two", (unsigned long long)align);
 		gpa = rd64(img + HDR_PREF_ADDRESS);
-		if (gpa < HIGH_RAM)
-			gpa = HIGH_RAM;
+		if (gpa < PC_HIGH_RAM)
+			gpa = PC_HIGH_RAM;
 		if (gpa > FOUR_GIB)
 			gpa = FOUR_GIB;
 		gpa = (gpa + align - 1) & ~(align - 1);
 	}
-	if (gpa < HIGH_RAM)
+	if (gpa < PC_HIGH_RAM)
 		return refuse(err, errlen, "bzImage: code32_start 0x%llx is below 1 MiB",
 			      (unsigned long long)gpa);
 	p->kernel_gpa = gpa;
@@ -160,7 +156,7 @@ static int plan(const struct bzimage_boot *b, struct bz_plan *p, char *err, size
 	if (p->cmdline_len > rd32(img + HDR_CMDLINE_SIZE))
 		return refuse(err, errlen, "bzImage: command line of %llu bytes; the kernel takes "
 			      "%u", (unsigned long long)p->cmdline_len, rd32(img + HDR_CMDLINE_SIZE));
-	if (BZ_CMDLINE_GPA + p->cmdline_len + 1 > HIGH_RAM)
+	if (BZ_CMDLINE_GPA + p->cmdline_len + 1 > PC_HIGH_RAM)
 		return refuse(err, errlen, "bzImage: command line of %llu bytes does not fit below "
 			      "1 MiB", (unsigned long long)p->cmdline_len);
 	if (plan_kernel(img, p, b->guest_mem, err, errlen))
@@ -184,13 +180,19 @@ static int write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t 
 	return 0;
 }
 
-static void e820_put(uint8_t *bp, uint64_t base, uint64_t end, uint32_t type)
+static void put_e820(uint8_t *bp, uint64_t guest_mem)
 {
-	uint8_t *e = bp + BP_E820_TABLE + bp[BP_E820_ENTRIES]++ * E820_ENTRY_SIZE;
+	struct e820_entry map[PC_E820_MAX];
+	unsigned n = pc_e820(guest_mem, map);
 
-	put64(e, base);
-	put64(e + 8, end - base);
-	put32(e + 16, type);
+	for (unsigned i = 0; i < n; i++) {
+		uint8_t *e = bp + BP_E820_TABLE + i * E820_ENTRY_SIZE;
+
+		put64(e, map[i].addr);
+		put64(e + 8, map[i].len);
+		put32(e + 16, map[i].type);
+	}
+	bp[BP_E820_ENTRIES] = (uint8_t)n;
 }
 
 /* boot_params: the image's header with the loader's fields, the map, the RSDP. */
@@ -207,10 +209,7 @@ static void fill_boot_params(uint8_t *bp, const uint8_t *img, const struct bz_pl
 	put32(bp + HDR_CMD_LINE_PTR, BZ_CMDLINE_GPA);
 	put32(bp + HDR_HARDWARE_SUBARCH, 0); /* a PC */
 	put64(bp + BP_ACPI_RSDP_ADDR, b->rsdp_gpa);
-	e820_put(bp, 0, LOW_RAM_END, E820_RAM);
-	e820_put(bp, LOW_RAM_END, 0xa0000, E820_RESERVED);
-	e820_put(bp, BIOS_START, HIGH_RAM, E820_RESERVED);
-	e820_put(bp, HIGH_RAM, b->guest_mem, E820_RAM);
+	put_e820(bp, b->guest_mem);
 }
 
 /* Flat 4 GiB descriptors: base 0, limit 0xfffff in pages, 32-bit, present. */

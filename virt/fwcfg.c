@@ -90,6 +90,15 @@ void fwcfg_init(struct fwcfg *f, const struct fwcfg_config *c)
 	}
 }
 
+void fwcfg_init_vm(struct fwcfg *f, uint64_t ram_bytes, unsigned cpus)
+{
+	struct e820_entry map[PC_E820_MAX];
+	struct fwcfg_config c = { .ram_bytes = ram_bytes, .cpus = cpus, .e820 = map,
+				  .e820_count = pc_e820(ram_bytes, map), .nographic = true };
+
+	fwcfg_init(f, &c);
+}
+
 static void select_item(struct fwcfg *f, uint16_t key)
 {
 	uint16_t k = key & (uint16_t)~FW_CFG_WRITE_CHANNEL;

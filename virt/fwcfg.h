@@ -41,6 +41,7 @@
  * Limits: at most FWCFG_E820_MAX map entries (the rest are dropped), item data
  * in one FWCFG_DATA_MAX-byte array inside the struct. */
 #pragma once
+#include "virt/e820.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -84,23 +85,11 @@ enum {
 #define FWCFG_ITEMS_MAX 20
 #define FWCFG_DATA_MAX 1024
 
-/* E820 types, as etc/e820 carries them */
-#define E820_RAM 1
-#define E820_RESERVED 2
-#define E820_ACPI 3
-#define E820_NVS 4
-
-struct fwcfg_e820 {
-	uint64_t addr;
-	uint64_t len;
-	uint32_t type;
-};
-
 struct fwcfg_config {
 	uint64_t ram_bytes;              /* FW_CFG_RAM_SIZE */
 	unsigned cpus;                   /* FW_CFG_NB_CPUS (0 taken as 1) */
 	unsigned max_cpus;               /* FW_CFG_MAX_CPUS; 0: same as cpus */
-	const struct fwcfg_e820 *e820;   /* "etc/e820" */
+	const struct e820_entry *e820;   /* "etc/e820" */
 	unsigned e820_count;
 	bool nographic;                  /* FW_CFG_NOGRAPHIC */
 	/* multiboot -kernel values, each item offered only when nonzero */
@@ -124,6 +113,10 @@ struct fwcfg {
 };
 
 void fwcfg_init(struct fwcfg *f, const struct fwcfg_config *c);
+/* A VM's fw_cfg (virt/platform.c): ram_bytes of RAM, cpus, no graphics, and
+ * as etc/e820 the VM's memory map (virt/e820.h), the one its boot loader
+ * gives it. */
+void fwcfg_init_vm(struct fwcfg *f, uint64_t ram_bytes, unsigned cpus);
 /* Ports 0x510 and 0x511; other ports read 0. */
 uint32_t fwcfg_port_read(struct fwcfg *f, uint16_t port, unsigned size);
 void fwcfg_port_write(struct fwcfg *f, uint16_t port, unsigned size, uint32_t val);

@@ -1,8 +1,11 @@
 /* Hypercalls (ABI in virt/hypercall.h). Guest-physical ranges are checked
- * against the VM's memory before sprig touches them. */
+ * against the VM's memory before sprig touches them (mmu_read_guest and
+ * mmu_write_guest check what they copy; a buffer's declared length is checked
+ * here); results written go through mmu_write_guest, into the dirty log. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
+#include "lib/range.h"
 #include "lib/string.h"
 #include "virt/clone.h"
 #include "virt/emulate.h"
@@ -13,7 +16,7 @@
 /* [gpa, gpa + len) lies in the guest's RAM, without wrapping. */
 static bool guest_range_ok(struct vm *vm, uint64_t gpa, uint64_t len)
 {
-	return len && gpa < vm->mem_bytes && len <= vm->mem_bytes - gpa;
+	return len && range_within(gpa, len, vm->mem_bytes);
 }
 
 static uint64_t hc_balloon_release(struct vm *vm, uint64_t gpa, uint64_t len)
@@ -97,8 +100,7 @@ static uint64_t take_lost_ranges(struct vm *vm, uint64_t gpa, uint64_t max)
 	}
 	if (!n)
 		return 0;
-	if (!guest_range_ok(vm, gpa, n * sizeof(struct hc_range)) ||
-	    mmu_write_guest(&vm->mmu, gpa, l->range, n * sizeof(struct hc_range)))
+	if (mmu_write_guest(&vm->mmu, gpa, l->range, n * sizeof(struct hc_range)))
 		return (uint64_t)HC_EINVAL;
 	memmove(l->range, l->range + n, (l->count - n) * sizeof(struct hc_range));
 	l->count -= n;

@@ -10,6 +10,7 @@
 #include "lib/print.h"
 #include "lib/refuse.h"
 #include "lib/string.h"
+#include "virt/e820.h"
 #include <stdbool.h>
 
 #define MiB (1ull << 20)
@@ -62,17 +63,15 @@ enum {
 #define BOOT_DEVICE_NONE 0x8000ffffu
 #define BOOT_LOADER_NAME "sprig"
 
-/* The map SeaBIOS gives a QEMU guest below 1 MiB: the EBDA's KiB below 640 KiB
- * and the BIOS at 0xf0000 reserved. SeaBIOS also reserves its tables at the top
- * of RAM and the ROM alias at 0xfffc0000; sprig has no firmware there (the
- * integrator passes such ranges: mb1_loader.h). */
-#define EBDA_START 0x9fc00ull
-#define VGA_START 0xa0000ull
-#define BIOS_START 0xf0000ull
+/* The default map is the VM's (virt/e820.h: SeaBIOS's below 1 MiB). SeaBIOS
+ * also reserves its tables at the top of RAM and the ROM alias at 0xfffc0000;
+ * sprig has no firmware there (the integrator passes such ranges:
+ * mb1_loader.h). */
 #define MEM_USABLE MB1_MEM_USABLE
-#define MEM_RESERVED MB1_MEM_RESERVED
-/* Boundaries: the default map's 6 and two per range; entries: one fewer. */
-#define MAP_POINTS_MAX (6 + 2 * MB1_RANGES_MAX)
+_Static_assert(MB1_MEM_USABLE == E820_RAM && MB1_MEM_RESERVED == E820_RESERVED,
+	       "multiboot's memory types are e820's");
+/* Boundaries: two per entry of the default map and per range; entries: one fewer. */
+#define MAP_POINTS_MAX (2 * PC_E820_MAX + 2 * MB1_RANGES_MAX)
 #define MAP_MAX (MAP_POINTS_MAX - 1)
 /* QEMU's area: the map at 0x9000, the info at 0x9500. */
 #define FIXED_START MB1_MMAP_GPA
@@ -354,17 +353,13 @@ static uint64_t string_size(const char *s)
 }
 
 /* The type of the default map at addr: 0 where it has no entry. */
-static uint32_t default_type(uint64_t addr, uint64_t guest_mem)
+/* The default map's type at addr, or 0 where it has no entry. */
+static uint32_t default_type(const struct e820_entry *map, unsigned n, uint64_t addr)
 {
-	if (addr < EBDA_START)
-		return MEM_USABLE;
-	if (addr < VGA_START)
-		return MEM_RESERVED;
-	if (addr < BIOS_START)
-		return 0;
-	if (addr < MiB)
-		return MEM_RESERVED;
-	return addr < guest_mem ? MEM_USABLE : 0;
+	for (unsigned i = 0; i < n; i++)
+		if (addr >= map[i].addr && addr - map[i].addr < map[i].len)
+			return map[i].type;
+	return 0;
 }
 
 static bool overlaps(uint64_t a0, uint64_t a1, uint64_t b0, uint64_t b1)
@@ -379,6 +374,8 @@ static int plan_map(struct mb1_plan *p, uint64_t guest_mem, const struct mb1_mem
 		    size_t n, char *err, size_t errlen)
 {
 	uint64_t pts[MAP_POINTS_MAX], upper = MiB;
+	struct e820_entry def[PC_E820_MAX];
+	unsigned n_def = pc_e820(guest_mem, def);
 	size_t np = 0;
 
 	if (n > MB1_RANGES_MAX)
@@ -398,12 +395,10 @@ static int plan_map(struct mb1_plan *p, uint64_t guest_mem, const struct mb1_mem
 				return refuse(err, errlen, "memory map ranges %zu and %zu overlap", j,
 					      i);
 	}
-	pts[np++] = 0;
-	pts[np++] = EBDA_START;
-	pts[np++] = VGA_START;
-	pts[np++] = BIOS_START;
-	pts[np++] = MiB;
-	pts[np++] = guest_mem;
+	for (unsigned i = 0; i < n_def; i++) {
+		pts[np++] = def[i].addr;
+		pts[np++] = def[i].addr + def[i].len;
+	}
 	for (size_t i = 0; i < n; i++) {
 		pts[np++] = r[i].base;
 		pts[np++] = r[i].base + r[i].size;
@@ -417,7 +412,7 @@ static int plan_map(struct mb1_plan *p, uint64_t guest_mem, const struct mb1_mem
 	p->n_map = 0;
 	for (size_t i = 0; i + 1 < np; i++) {
 		uint64_t a = pts[i], b = pts[i + 1];
-		uint32_t type = default_type(a, guest_mem);
+		uint32_t type = default_type(def, n_def, a);
 		struct map_entry *last = p->n_map ? &p->map[p->n_map - 1] : NULL;
 
 		if (a == b)
@@ -438,7 +433,7 @@ static int plan_map(struct mb1_plan *p, uint64_t guest_mem, const struct mb1_mem
 	}
 	p->mem_lower = 0;
 	if (p->n_map && p->map[0].base == 0 && p->map[0].type == MEM_USABLE)
-		p->mem_lower = (uint32_t)((p->map[0].end < VGA_START ? p->map[0].end : VGA_START) /
+		p->mem_lower = (uint32_t)((p->map[0].end < PC_VGA_START ? p->map[0].end : PC_VGA_START) /
 					  1024);
 	for (uint32_t i = 0; i < p->n_map; i++)
 		if (p->map[i].type == MEM_USABLE && p->map[i].base <= upper &&

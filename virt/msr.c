@@ -74,10 +74,10 @@ static bool apic_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 }
 
 /* KVM's clock MSRs (virt/pvclock.h): sprig writes the structure at the gpa
- * now; one outside guest memory is left unwritten, as KVM leaves it. */
+ * now; one it may not use (outside guest memory, or the system time across a
+ * page) is left unwritten, as KVM leaves it, and the MSR keeps the value. */
 static void pvclock_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 {
-	uint8_t buf[PVCLOCK_TIME_INFO_SIZE];
 	struct pvclock_scale s;
 	uint64_t khz = tsc_khz();
 
@@ -86,19 +86,14 @@ static void pvclock_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 		uint64_t sec = cmos_unix_seconds() - (khz ? guest_tsc(v) / (khz * 1000) : 0);
 
 		v->vm->pvclock_wall_msr = val;
-		pvclock_wall_clock(buf, 2, (uint32_t)sec, 0);
-		mmu_write_guest(v->mmu, val, buf, PVCLOCK_WALL_CLOCK_SIZE);
+		pvclock_publish_wall_clock(v->mmu, val, (uint32_t)sec);
 		return;
 	}
 	v->pvclock_msr = val;
 	if (!(val & 1) || !khz)
 		return;
-	/* Odd while the structure changes, even once it is whole. */
 	pvclock_scale_for(khz, &s);
-	v->pvclock_version += 2;
-	pvclock_time_info(buf, v->pvclock_version - 1, &s);
-	if (mmu_write_guest(v->mmu, val & ~1ull, buf, sizeof(buf)) == 0)
-		mmu_write_guest(v->mmu, val & ~1ull, &v->pvclock_version, 4);
+	pvclock_publish_time_info(v->mmu, val & ~1ull, &v->pvclock_version, &s);
 }
 
 static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)

@@ -42,9 +42,6 @@ int platform_init(struct vm *vm, bool testdev)
 {
 	struct platform *p = &vm->platform;
 	uint64_t tsc = vm_guest_tsc(vm);
-	struct fwcfg_e820 ram = { .addr = 0, .len = vm->mem_bytes, .type = E820_RAM };
-	struct fwcfg_config fc = { .ram_bytes = vm->mem_bytes, .cpus = vm->nr_vcpus, .e820 = &ram,
-				   .e820_count = 1, .nographic = true };
 	struct testdev_ops ops = { .set_irq = testdev_irq, .flush_page = testdev_flush, .ctx = vm };
 	uint64_t wall = cmos_unix_seconds();
 	paddr_t iomem = 0;
@@ -60,7 +57,7 @@ int platform_init(struct vm *vm, bool testdev)
 	rtc_init(&p->rtc, tsc_khz(), wall - (tsc_khz() ? tsc / (tsc_khz() * 1000) : 0),
 		 vm->mem_bytes);
 	pmtimer_init(&p->pmtimer, tsc_khz());
-	fwcfg_init(&p->fwcfg, &fc);
+	fwcfg_init_vm(&p->fwcfg, vm->mem_bytes, vm->nr_vcpus);
 	pci_init(&p->pci);
 	/* No SMI command port: ACPI is on from the start (SCI_EN set). */
 	p->pm1_cnt = ACPI_PM1_CNT_SCI_EN;

@@ -6,6 +6,7 @@
  * ports and pages to devices, ISA IRQ lines to the PIC and the I/O APIC,
  * timers to the run loop, power-off and reset to the VM's end. */
 #pragma once
+#include "virt/e820.h"
 #include "virt/fwcfg.h"
 #include "virt/ioapic.h"
 #include "virt/pci.h"
@@ -22,8 +23,8 @@ struct vexit;
 
 /* Where the ACPI tables go: in the BIOS area the memory map reserves, RSDP
  * first (the guest finds it on a 16-byte boundary in 0xE0000-0xFFFFF). */
-#define PLATFORM_ACPI_GPA 0xf0000ull
-#define PLATFORM_ACPI_SIZE 0x10000ull
+#define PLATFORM_ACPI_GPA PC_BIOS_START
+#define PLATFORM_ACPI_SIZE (PC_HIGH_RAM - PC_BIOS_START)
 
 enum platform_device {
 	DEV_IOAPIC, DEV_PIC, DEV_PIT, DEV_RTC, DEV_PMTIMER, DEV_FWCFG, DEV_PCI, DEV_TESTDEV,

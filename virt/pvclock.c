@@ -2,8 +2,10 @@
 #include "virt/pvclock.h"
 #include "lib/bytes.h"
 #include "lib/string.h"
+#include "mm/mmu.h"
 
 #define NS_PER_MS 1000000ull
+#define PAGE_OFFSET_MASK (PAGE_SIZE - 1)
 
 void pvclock_scale_for(uint64_t tsc_khz, struct pvclock_scale *s)
 {
@@ -48,4 +50,29 @@ void pvclock_wall_clock(uint8_t out[PVCLOCK_WALL_CLOCK_SIZE], uint32_t version, 
 	put32(out, version);
 	put32(out + 4, sec);
 	put32(out + 8, nsec);
+}
+
+int pvclock_publish_time_info(struct mmu *mmu, uint64_t gpa, uint32_t *version,
+			      const struct pvclock_scale *s)
+{
+	uint8_t buf[PVCLOCK_TIME_INFO_SIZE];
+	uint32_t whole = *version + 2;
+
+	if ((gpa & PAGE_OFFSET_MASK) + PVCLOCK_TIME_INFO_SIZE > PAGE_SIZE)
+		return -1;
+	/* Odd while the structure changes, even once it is whole. */
+	pvclock_time_info(buf, whole - 1, s);
+	if (mmu_write_guest(mmu, gpa, buf, sizeof(buf)) ||
+	    mmu_write_guest(mmu, gpa, &whole, sizeof(whole)))
+		return -1;
+	*version = whole;
+	return 0;
+}
+
+int pvclock_publish_wall_clock(struct mmu *mmu, uint64_t gpa, uint32_t sec)
+{
+	uint8_t buf[PVCLOCK_WALL_CLOCK_SIZE];
+
+	pvclock_wall_clock(buf, 2, sec, 0);
+	return mmu_write_guest(mmu, gpa, buf, sizeof(buf));
 }

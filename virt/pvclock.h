@@ -12,10 +12,12 @@
  * MSR_KVM_WALL_CLOCK_NEW; sprig writes them once then. The system time is the
  * guest TSC scaled to ns (tsc_timestamp and system_time 0): every vCPU's TSC
  * is the same function of the host's, so one formula serves all, flagged
- * PVCLOCK_TSC_STABLE_BIT. The wall clock is the time at guest TSC 0. Pure,
- * also built for the host (tests/unit/test_pvclock.c). */
+ * PVCLOCK_TSC_STABLE_BIT. The wall clock is the time at guest TSC 0. Also
+ * built for the host (tests/unit/test_pvclock.c). */
 #pragma once
 #include <stdint.h>
+
+struct mmu;
 
 #define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00u
 #define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01u
@@ -44,3 +46,15 @@ void pvclock_time_info(uint8_t out[PVCLOCK_TIME_INFO_SIZE], uint32_t version,
 /* pvclock_wall_clock: version, seconds and nanoseconds since 1970 at system time 0. */
 void pvclock_wall_clock(uint8_t out[PVCLOCK_WALL_CLOCK_SIZE], uint32_t version, uint32_t sec,
 			uint32_t nsec);
+
+/* Write the system time structure at gpa (the MSR's value without bit 0):
+ * first with the odd version *version + 1, then whole with *version + 2,
+ * which *version becomes. As KVM, whose gfn_to_pfn_cache takes an access
+ * within one page, a structure that crosses a page boundary or lies partly
+ * outside guest memory is not used: nothing is written, -1. Else 0. */
+int pvclock_publish_time_info(struct mmu *mmu, uint64_t gpa, uint32_t *version,
+			      const struct pvclock_scale *s);
+/* Write the wall clock (version 2, sec) at gpa, whole or (outside guest
+ * memory) not at all: 0 or -1. It may cross a page, as KVM's
+ * kvm_write_guest of it may. */
+int pvclock_publish_wall_clock(struct mmu *mmu, uint64_t gpa, uint32_t sec);

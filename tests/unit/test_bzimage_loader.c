@@ -8,6 +8,7 @@
 #include "mm/mmu.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
+#include "tests/unit/vm_e820.h"
 #include "virt/bzimage_loader.h"
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +142,7 @@ static bool guest_equals(struct mmu *mmu, uint64_t gpa, const void *want, size_t
 TEST(bzimage_load)
 {
 	static const char cmdline[] = "console=ttyS0 sprig.run=\"uname -a\"";
-	const uint64_t e820[4][3] = {
-		{ 0, 0x9fc00, 1 }, { 0x9fc00, 0x400, 2 }, { 0xf0000, 0x10000, 2 },
-		{ 0x100000, GUEST_MEM - 0x100000, 1 },
-	};
+	uint64_t e820[VM_E820_ENTRIES][3];
 	uint8_t initrd[5000];
 	struct image im;
 	struct bzimage_entry e;
@@ -196,8 +194,9 @@ TEST(bzimage_load)
 	CHECK_EQ_U64(guest32(&mmu, bp + 0x228), BZ_CMDLINE_GPA);
 	CHECK_EQ_U64(guest32(&mmu, bp + 0x23c), 0);             /* hardware_subarch: PC */
 	CHECK_EQ_U64(guest64(&mmu, bp + 0x70), 0xf0000);        /* acpi_rsdp_addr */
-	CHECK_EQ_U64(guest32(&mmu, bp + 0x1e8) & 0xff, 4);      /* e820_entries */
-	for (int i = 0; i < 4; i++) {
+	CHECK_EQ_U64(guest32(&mmu, bp + 0x1e8) & 0xff, VM_E820_ENTRIES); /* e820_entries */
+	vm_e820_want(GUEST_MEM, e820);
+	for (int i = 0; i < VM_E820_ENTRIES; i++) {
 		uint64_t at = bp + 0x2d0 + 20 * i;
 
 		CHECK_EQ_U64(guest64(&mmu, at), e820[i][0]);

@@ -1,5 +1,6 @@
 /* virt/fwcfg.c: fw_cfg's traditional I/O interface. */
 #include "check.h"
+#include "tests/unit/vm_e820.h"
 #include "virt/fwcfg.h"
 #include <string.h>
 
@@ -35,7 +36,7 @@ static uint64_t rd_be(struct fwcfg *f, unsigned n)
 	return v;
 }
 
-static const struct fwcfg_e820 map[] = {
+static const struct e820_entry map[] = {
 	{ 0, 0x9fc00, E820_RAM },
 	{ 0x9fc00, 0x400, E820_RESERVED },
 	{ 0x100000, 0x7f00000, E820_RAM },
@@ -174,9 +175,9 @@ TEST(fwcfg_file_dir_and_e820)
 TEST(fwcfg_e820_clamped)
 {
 	static struct fwcfg f;
-	static struct fwcfg_e820 big[FWCFG_E820_MAX + 5];
+	static struct e820_entry big[FWCFG_E820_MAX + 5];
 	for (unsigned i = 0; i < FWCFG_E820_MAX + 5; i++)
-		big[i] = (struct fwcfg_e820){ i * 0x1000ull, 0x1000, E820_RAM };
+		big[i] = (struct e820_entry){ i * 0x1000ull, 0x1000, E820_RAM };
 	struct fwcfg_config c = { .ram_bytes = 1 << 30, .cpus = 64, .max_cpus = 128,
 				  .e820 = big, .e820_count = FWCFG_E820_MAX + 5 };
 	fwcfg_init(&f, &c);
@@ -187,4 +188,28 @@ TEST(fwcfg_e820_clamped)
 	CHECK(f.used <= FWCFG_DATA_MAX);
 	sel(&f, FW_CFG_MAX_CPUS);
 	CHECK_EQ_U64(rd_le(&f, 2), 128);
+}
+
+/* A VM's etc/e820 is the map its boot loader gives it: the ACPI tables'
+ * area reserved, not RAM as before. */
+TEST(fwcfg_vm_e820_is_the_boot_map)
+{
+	const uint64_t mem = 128ull << 20;
+	uint64_t want[VM_E820_ENTRIES][3];
+	struct fwcfg f;
+	uint32_t size = 0;
+
+	fwcfg_init_vm(&f, mem, 2);
+	vm_e820_want(mem, want);
+	sel(&f, find_file(&f, "etc/e820", &size));
+	REQUIRE(size == VM_E820_ENTRIES * FW_CFG_E820_ENTRY_LEN);
+	for (int i = 0; i < VM_E820_ENTRIES; i++) {
+		CHECK_EQ_U64(rd_le(&f, 8), want[i][0]);
+		CHECK_EQ_U64(rd_le(&f, 8), want[i][1]);
+		CHECK_EQ_U64(rd_le(&f, 4), want[i][2]);
+	}
+	sel(&f, FW_CFG_RAM_SIZE);
+	CHECK_EQ_U64(rd_le(&f, 8), mem);
+	sel(&f, FW_CFG_NB_CPUS);
+	CHECK_EQ_U64(rd_le(&f, 2), 2);
 }

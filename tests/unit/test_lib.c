@@ -3,6 +3,7 @@
 #include "check.h"
 #include "lib/parse.h"
 #include "lib/print.h"
+#include "lib/range.h"
 #include "lib/sort.h"
 #include "tests/rng.h"
 #include <stdarg.h>
@@ -546,4 +547,21 @@ TEST(lib_sort_u64)
 		}
 		CHECK_EQ_U64(sum, sorted_sum);
 	}
+}
+
+/* A guest-supplied base near 2^64 must not wrap past the check (bench zap
+ * guest=linux took one before). */
+TEST(lib_range_within)
+{
+	const uint64_t mem = 512ull << 20, win = 32ull << 20;
+
+	CHECK(range_within(0, win, mem));
+	CHECK(range_within(mem - win, win, mem));
+	CHECK(!range_within(mem - win + 1, win, mem));
+	CHECK(!range_within(mem, win, mem));
+	CHECK(!range_within(0 - win, win, mem));      /* base + len wraps to 0 */
+	CHECK(!range_within(UINT64_MAX, 1, mem));
+	CHECK(!range_within(0, mem + 1, mem));
+	CHECK(range_within(mem, 0, mem));
+	CHECK(!range_within(mem + 1, 0, mem));
 }

@@ -8,6 +8,7 @@
 #include "svm/npt.h"
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"
+#include "tests/unit/vm_e820.h"
 #include "virt/mb1_loader.h"
 #include <stdlib.h>
 #include <string.h>
@@ -229,12 +230,7 @@ static void check_map(struct mmu *mmu, uint32_t info, const uint64_t (*map)[3], 
 static void check_info_at(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
 			  const char *cmdline, bool qemu_addresses)
 {
-	const uint64_t map[4][3] = {
-		{ 0, 0x9fc00, 1 },
-		{ 0x9fc00, 0x400, 2 },
-		{ 0xf0000, 0x10000, 2 },
-		{ 0x100000, guest_mem - 0x100000, 1 },
-	};
+	uint64_t map[VM_E820_ENTRIES][3];
 	uint32_t info = e->ebx;
 
 	CHECK_EQ_U64(e->eax, MB1_BOOTLOADER_MAGIC);
@@ -251,7 +247,8 @@ static void check_info_at(struct mmu *mmu, const struct mb1_entry *e, uint64_t g
 	CHECK_EQ_U64(guest32(mmu, info + 12), 0x8000ffff);
 	CHECK(guest_string(mmu, guest32(mmu, info + 16), cmdline));
 	CHECK(guest_string(mmu, guest32(mmu, info + 64), "sprig"));
-	check_map(mmu, info, map, 4);
+	vm_e820_want(guest_mem, map);
+	check_map(mmu, info, (const uint64_t (*)[3])map, VM_E820_ENTRIES);
 }
 
 static void check_info(struct mmu *mmu, const struct mb1_entry *e, uint64_t guest_mem,
@@ -315,6 +312,34 @@ TEST(mb1_elf_load)
 	}
 	mmu_destroy(&mmu);
 	CHECK_EQ_U64(free_bytes(), before);
+}
+
+/* The loader writes through mmu_write_guest: on a logged slot, every page it
+ * wrote is in the dirty log (kernel, bss, info and map, strings), no other. */
+TEST(mb1_load_dirty_logged)
+{
+	static uint64_t log[GUEST_MEM / PAGE_SIZE / 64];
+	struct image im;
+	struct mb1_entry e = { 0 };
+	struct mmu mmu;
+	char err[160] = "";
+	uint64_t strings;
+
+	host_mem_init(256 * MiB);
+	elf_image(&im);
+	REQUIRE(vm_create(&mmu, GUEST_MEM));
+	REQUIRE(mmu_dirty_log_enable(&mmu, 0, true) == 0);
+	REQUIRE(mb1_load(&mmu, GUEST_MEM, im.b, im.len, "x", NULL, 0, &e, err, sizeof(err)) == 0);
+	strings = guest32(&mmu, e.ebx + 16) / PAGE_SIZE; /* the command line's page */
+	CHECK(mmu_dirty_log_get(&mmu, 0, log) == 6);
+	for (uint64_t gfn = 0; gfn < GUEST_MEM / PAGE_SIZE; gfn++) {
+		bool want = gfn == MB1_INFO_GPA / PAGE_SIZE || gfn == ELF_TEXT / PAGE_SIZE ||
+			    (gfn >= ELF_DATA / PAGE_SIZE &&
+			     gfn < (ELF_DATA + ELF_DATA_MEMSZ) / PAGE_SIZE) || gfn == strings;
+
+		CHECK_EQ_U64(log[gfn / 64] >> (gfn % 64) & 1, want);
+	}
+	mmu_destroy(&mmu);
 }
 
 TEST(mb1_elf_higher_half_entry)

@@ -32,6 +32,7 @@
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
 #include "lib/print.h"
+#include "lib/range.h"
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
@@ -368,7 +369,7 @@ static bool zap_linux_round(struct linux_run *r, struct zap_schedule *z, bool hi
 	if (!linux_run_until(r, BENCH_CMD_BEGIN))
 		return false;
 	z->base = linux_word64(r, 0);
-	if (r->nwords != 2 || z->base % (DATA_MIB * MiB) || z->base + DATA_MIB * MiB > LINUX_MEM) {
+	if (r->nwords != 2 || z->base % (DATA_MIB * MiB) || !range_within(z->base, DATA_MIB * MiB, LINUX_MEM)) {
 		kprintf("bench zap: the workload named no 32 MiB window of its memory\n");
 		return r->ok = false;
 	}
