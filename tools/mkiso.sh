@@ -4,8 +4,7 @@
 # file name without .elf. Words of ARGS are passed as
 # written in grub.cfg (GRUB strips quotes and re-quotes words with spaces).
 # Video: GRUB under UEFI hands over the GOP framebuffer (all_video finds it);
-# under BIOS it is kept in VGA text mode, which multiboot2 would otherwise
-# switch to VBE graphics because sprig's header asks for a framebuffer.
+# under BIOS it keeps VGA text mode, sprig's header asking for no framebuffer.
 # mkiso.sh --cfg GRUB_CFG ELF ISO: the same image, GRUB_CFG its grub.cfg in
 # place of the one written here (tests boot README.md's entry so).
 set -eu
@@ -36,7 +35,6 @@ cp "$elf" "$dir/boot/sprig.elf"
 		echo "  module2 /boot/mod$n ${name%.elf}"
 		n=$((n + 1))
 	done
-	echo '  if [ "$grub_platform" = pc ]; then set gfxpayload=text; fi'
 	echo "  boot"
 	echo "}"
 } > "$dir/boot/grub/grub.cfg"
