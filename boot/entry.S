@@ -8,8 +8,6 @@
 
 #define MB2_HEADER_MAGIC 0xe85250d6
 #define MB2_ARCH_I386 0
-#define MB2_TAG_FRAMEBUFFER 5
-#define MB2_TAG_OPTIONAL 1
 #define CR0_PE (1 << 0)
 #define CR0_WP (1 << 16)
 #define CR0_PG (1 << 31)
@@ -25,15 +23,11 @@ mb2_header:
 	.long MB2_ARCH_I386
 	.long mb2_header_end - mb2_header
 	.long -(MB2_HEADER_MAGIC + MB2_ARCH_I386 + (mb2_header_end - mb2_header))
-	/* Framebuffer tag, optional, no preferred mode: GRUB under UEFI hands
-	 * over the GOP framebuffer it set, which the console mirrors to. */
-	.short MB2_TAG_FRAMEBUFFER
-	.short MB2_TAG_OPTIONAL
-	.long 20
-	.long 0				/* width */
-	.long 0				/* height */
-	.long 0				/* depth */
-	.balign 8
+	/* No framebuffer tag: with one, GRUB under BIOS sets a VBE graphics
+	 * mode (whatever the tag's optional flag; it crashed doing so under
+	 * Bochs' BIOS), and without one it keeps VGA text, which the console
+	 * mirrors to. Under UEFI, which has no VGA text, GRUB sets the GOP
+	 * mode and hands the framebuffer over either way. */
 	/* end tag */
 	.short 0
 	.short 0

@@ -192,7 +192,7 @@ def qemu_bad_value(check):
 
 
 def qemu_uefi_framebuffer(check):
-    """OVMF: GRUB hands over the GOP framebuffer the header asked for; read
+    """OVMF: GRUB hands over the GOP framebuffer it set (all_video); read
     back, its pixels spell the console's lines in sprig's font."""
     tmp = tempfile.mkdtemp(prefix="sprig-console-")
     iso = make_iso("console-uefi", 'run="version"')
