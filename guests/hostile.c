@@ -790,8 +790,8 @@ static int mode_cpuid(const struct mb1_info *mbi)
 	check((r.c & (1u << 31)) && !(r.c & (1u << 5)) && (r.c & (1u << 21)) &&
 	      (r.c & (1u << 24)) && (r.d & (1u << 9)), "leaf 1 ECX 0x%x EDX 0x%x: hypervisor "
 	      "bit set; VMX hidden; APIC, x2APIC and TSC-deadline shown", r.c, r.d);
-	check((r.b >> 16 & 0xff) == smp_cpu_count && (r.b >> 24) == 0, "leaf 1 EBX 0x%x: %u "
-	      "logical processors, APIC ID 0", r.b, smp_cpu_count);
+	check((r.b >> 16 & 0xff) >= smp_cpu_count && (r.b >> 24) == 0, "leaf 1 EBX 0x%x: IDs "
+	      "for %u logical processors or more, APIC ID 0", r.b, smp_cpu_count);
 	r = cpuid4(0x80000001, 0);
 	check(!(r.c & (1u << 2)), "leaf 0x80000001 ECX 0x%x: SVM hidden", r.c);
 	r = cpuid4(0x8000000a, 0);
