@@ -307,7 +307,10 @@ def run(args, seed, rng):
     except (Fail, Timeout) as e:
         print("step %5d %-8s %-5s FAILED" % (n, action, name), flush=True)
         print("soak: FAILED at step %d (%s %s), seed %d: %s" % (n, action, name, seed, e))
-        if isinstance(e, Timeout):
+        if m.proc.poll() is not None:
+            print("soak: the emulator exited (status %s): sprig reset, faulted or powered off" %
+                  m.proc.returncode, flush=True)
+        elif isinstance(e, Timeout):
             print("soak: HANG: the step did not finish within %d s; every CPU's state:" %
                   cfg["limit"], flush=True)
             try:

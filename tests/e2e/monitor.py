@@ -57,11 +57,15 @@ class Symbols:
         return None
 
     def where(self, rip, mem_bytes):
-        """"sprig: FUNC+OFF" when the bytes at rip are sprig's, else a guest's."""
-        want = self.code(rip, len(mem_bytes)) if mem_bytes else None
-        if want is not None and want == mem_bytes:
+        """"sprig: FUNC+OFF" when the bytes at rip (read through the CPU's own
+        mapping) are sprig's; a guest's when they differ; when they cannot be
+        read, most likely a guest's (QEMU's monitor does not walk nested
+        paging), with the name it would have in sprig."""
+        if mem_bytes is None:
+            return "in a guest or unreadable (if sprig's: %s)" % self.name(rip)
+        if self.code(rip, len(mem_bytes)) == mem_bytes:
             return "sprig: " + self.name(rip)
-        return "not sprig's code (a guest's)"
+        return "in a guest (not sprig's code there)"
 
 
 def memory_bytes(out, sep, n):
