@@ -47,8 +47,9 @@ def soak_smp_hang_report(check):
             hung = True
         check("hang-detected", hung, m.log[-2000:])
         dump = qmp.dump(Symbols())
-        cpu0 = next((l for l in dump.splitlines() if l.startswith("cpu 0:")), "")
-        cpu1 = next((l for l in dump.splitlines() if l.startswith("cpu 1:")), "")
+        summary = dump.split("\n---", 1)[0]
+        cpu0 = summary.split("cpu 1:")[0]
+        cpu1 = "cpu 1:" + summary.split("cpu 1:")[-1]
         check("hang-console-cpu-in-sprig", "sprig: " in cpu0 and "vm_run" in cpu0, dump[:3000])
         check("hang-vcpu-cpu-not-sprig", "sprig: " not in cpu1 and "in a guest" in cpu1,
               dump[:3000])
