@@ -121,11 +121,14 @@ report: | deps
 # make soak: a seeded random schedule of create/run/clone/snapshot/restore/dirty/
 # discard/destroy on many VMs, every guest's data and every VM's audit checked
 # after each step. SOAK_SEED=N replays a schedule, SOAK_STEPS=N stops after N
-# steps, SOAK_SECONDS=0 removes the time limit.
+# steps, SOAK_SECONDS=0 removes the time limit. SOAK_MODE=hostile-smp: hostile
+# guests on several vCPUs beside keeper VMs, QEMU with 4 CPUs or, with
+# SOAK_MACHINE=bochs, Bochs (VMX) with 2; a step past its limit is a hang,
+# reported with every CPU's state (tests/soak_smp.py).
 SOAK_SECONDS ?= 300
 soak: $(B)/sprig.elf $(GUEST_ELFS) | deps
 	SOAK_SECONDS='$(SOAK_SECONDS)' SOAK_SEED='$(SOAK_SEED)' SOAK_STEPS='$(SOAK_STEPS)' \
-		python3 tests/soak.py
+		SOAK_MODE='$(SOAK_MODE)' SOAK_MACHINE='$(SOAK_MACHINE)' python3 tests/soak.py
 
 test: | deps
 	@tools/deps.sh test

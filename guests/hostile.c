@@ -28,19 +28,28 @@
  *                  code there stops the VM
  *   spin           cli; jmp . for ever
  *   exits          out to port 0x80 for ever (an exit each time)
- *   modes          long -> protected -> real -> protected -> long mode and
- *                  checks there, then the trip again ending in a triple
- *                  fault in real mode */
+ *   modes          long -> protected -> 32-bit paging -> PAE paging -> real
+ *                  -> protected -> long mode (hostile/modes.S) and checks
+ *                  there, then the trip again ending in a triple fault in
+ *                  real mode
+ *   storm cpus=N [iters=K] [seed=S] [main=MODE]
+ *                  every vCPU at once (hostile/storm.c): the BSP runs MODE
+ *                  first (one of the above that takes no second word), then
+ *                  every CPU K random steps of pc-testdev flushes, balloon
+ *                  releases, CR writes, mode trips, probes and MMIO, its data
+ *                  checked after each; "PASS storm: ..." and exit 0 when all
+ *                  held, for tests/soak.py's hostile-smp mode */
 #include "arch/x86/msr.h"
+#include "guests/hostile/hostile.h"
 #include "guests/rt/idt.h"
 #include "guests/rt/rt.h"
+#include "guests/rt/smp.h"
 #include "virt/hypercall.h"
 
 #define VEC_UD 6
 #define VEC_GP 13
 #define NO_TRAP (-1)
 #define EXIT_UNEXPECTED_TRAP 3
-#define RM_BASE 0x8000 /* also in hostile/modes.S */
 #define CR4_OSXSAVE (1ul << 18)
 #define CR4_VMXE (1ul << 13)
 #define CR0_PG (1ul << 31)
@@ -140,15 +149,6 @@ static bool streq(const char *a, const char *b)
 		b++;
 	}
 	return *a == *b;
-}
-
-/* Copies to a low guest-physical address (identity-mapped). */
-static void copy_low(uint64_t dst, const char *src, size_t n)
-{
-	volatile char *d = (volatile char *)dst;
-
-	for (size_t i = 0; i < n; i++)
-		d[i] = src[i];
 }
 
 static void check(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -392,8 +392,9 @@ static void __attribute__((noreturn, used)) user_main(void)
 		;
 }
 
-static int mode_usercall(void)
+static int mode_usercall(const struct mb1_info *mbi)
 {
+	(void)mbi;
 	struct table_pointer gdt = { sizeof(user_gdt) - 1, (uint64_t)user_gdt };
 	uint64_t cr3, *pml4, *pdpt, *pd;
 
@@ -635,8 +636,9 @@ static void expect_ok(uint32_t msr, uint64_t val, uint64_t readback, const char 
 	wrmsr_safe(msr, before);
 }
 
-static int mode_msr_policy(void)
+static int mode_msr_policy(const struct mb1_info *mbi)
 {
+	(void)mbi;
 	uint64_t efer = rdmsr(MSR_EFER);
 	uint32_t a, b, c, d;
 
@@ -720,8 +722,9 @@ static bool zero(struct regs4 x)
 	return !(x.a | x.b | x.c | x.d);
 }
 
-static int mode_cpuid(void)
+static int mode_cpuid(const struct mb1_info *mbi)
 {
+	(void)mbi;
 	uint32_t max_basic = cpuid4(0, 0).a, max_ext = cpuid4(0x80000000, 0).a;
 	unsigned calls = 0, differ = 0, nonzero = 0, topology_noted = 0;
 	struct regs4 r;
@@ -787,8 +790,8 @@ static int mode_cpuid(void)
 	check((r.c & (1u << 31)) && !(r.c & (1u << 5)) && (r.c & (1u << 21)) &&
 	      (r.c & (1u << 24)) && (r.d & (1u << 9)), "leaf 1 ECX 0x%x EDX 0x%x: hypervisor "
 	      "bit set; VMX hidden; APIC, x2APIC and TSC-deadline shown", r.c, r.d);
-	check((r.b >> 16 & 0xff) == 1 && (r.b >> 24) == 0, "leaf 1 EBX 0x%x: one logical "
-	      "processor, APIC ID 0", r.b);
+	check((r.b >> 16 & 0xff) >= smp_cpu_count && (r.b >> 24) == 0, "leaf 1 EBX 0x%x: IDs "
+	      "for %u logical processors or more, APIC ID 0", r.b, smp_cpu_count);
 	r = cpuid4(0x80000001, 0);
 	check(!(r.c & (1u << 2)), "leaf 0x80000001 ECX 0x%x: SVM hidden", r.c);
 	r = cpuid4(0x8000000a, 0);
@@ -807,11 +810,16 @@ static int mode_cpuid(void)
 
 static volatile uint64_t monitored;
 
-static int mode_priv(const char *name)
+static char word1[32]; /* the second word of the arguments */
+
+static int mode_priv(const struct mb1_info *mbi)
 {
+	const char *name = word1;
 	struct table_pointer gdt, bad;
 	uint64_t scratch = 0xdead000, rax, rcx, rdx, cr4;
 	int vec = NO_TRAP;
+
+	(void)mbi;
 
 	printf("priv %s: executing\n", name);
 #define IS(s) (streq(name, s))
@@ -926,8 +934,9 @@ static bool exit_port(unsigned p, bool sprig)
 	       p == 0x604 || p == 0x605 || (p >= 0xe4 && p < 0xe8);
 }
 
-static int mode_ports(void)
+static int mode_ports(const struct mb1_info *mbi)
 {
+	(void)mbi;
 	bool sprig = under_sprig();
 	unsigned odd = 0, odd_wide = 0, reads = 0, writes = 0;
 	uint8_t pic_masks[2] = { inb(0x21), inb(0xa1) };
@@ -973,35 +982,29 @@ static int mode_ports(void)
 /* ------------------------------------------------------------------ */
 /* modes */
 
-extern int hostile_mode_trip(void);
-extern const char rm_start[], rm_end[], rm_triple[];
-extern volatile uint32_t trip_stage, trip_rm_gp, trip_rm_sig;
-
-static int mode_modes(void)
+static int mode_modes(const struct mb1_info *mbi)
 {
-	uint64_t efer;
-	int stage;
+	struct trip t;
 
-	/* The real-mode code runs from below 1 MiB. */
-	copy_low(RM_BASE, rm_start, (size_t)(rm_end - rm_start));
-	stage = hostile_mode_trip();
-	efer = rdmsr(MSR_EFER);
-	check(stage == 6, "long -> compatibility -> protected (paging off) -> real -> protected "
-	      "-> long mode (stage %d)", stage);
-	check(trip_rm_gp == 1, "WRMSR of an all-ones PAT in real mode: #GP through the IVT "
-	      "(%u times)", trip_rm_gp);
-	check(trip_rm_sig == 0x69727073, "CPUID 0x40000000 in real mode: EBX 0x%x (\"spri\")",
-	      trip_rm_sig);
-	check((efer & (EFER_LME | EFER_LMA)) == (EFER_LME | EFER_LMA), "EFER back in long mode "
-	      "0x%lx", efer);
+	(void)mbi;
+	trip_run(&t, false, false, true);
+	check(t.stage == 6, "long -> compatibility -> protected (paging off) -> real -> protected "
+	      "-> long mode (stage %d)", t.stage);
+	check(t.paged == trip_paging_modes(), "on the way, %s with CR0, CR3 and CR4 writes (%u "
+	      "of %u)", trip_paging_modes() == 2 ? "32-bit and PAE paging" : "PAE paging (no PSE)",
+	      t.paged, trip_paging_modes());
+	check(t.rm_gp == 1, "WRMSR of an all-ones PAT in real mode: #GP through the IVT "
+	      "(%u times)", t.rm_gp);
+	check(t.rm_sig == 0x69727073, "CPUID 0x40000000 in real mode: EBX 0x%x (\"spri\")",
+	      t.rm_sig);
+	check((t.efer & (EFER_LME | EFER_LMA)) == (EFER_LME | EFER_LMA), "EFER back in long mode "
+	      "0x%lx", t.efer);
 	check(rdmsr(MSR_PAT) == PAT_DEFAULT, "PAT unchanged by the refused write");
 
 	/* Again, and this time a triple fault in real mode. */
 	printf("modes: again, to a triple fault in real mode; expect sprig to stop the VM\n");
-	copy_low(RM_BASE, rm_start, (size_t)(rm_end - rm_start));
-	*(volatile uint8_t *)(RM_BASE + (rm_triple - rm_start)) = 1;
-	stage = hostile_mode_trip();
-	check(false, "survived a triple fault in real mode (stage %d)", stage);
+	trip_run(&t, false, true, true);
+	check(false, "survived a triple fault in real mode (stage %d)", t.stage);
 	return 1;
 }
 
@@ -1025,69 +1028,128 @@ static const char *arg_word(const struct mb1_info *mbi, int n, char *buf, size_t
 	return buf;
 }
 
+/* The value of the argument key=VALUE (key given with its "="), copied into
+ * buf; "" if absent. */
+static const char *arg_text(const struct mb1_info *mbi, const char *key, char *buf, size_t len)
+{
+	size_t klen = 0, i = 0;
+
+	while (key[klen])
+		klen++;
+	for (int n = 0;; n++) {
+		arg_word(mbi, n, buf, len);
+		if (!buf[0])
+			return buf;
+		for (i = 0; i < klen && buf[i] == key[i]; i++)
+			;
+		if (i == klen)
+			break;
+	}
+	for (i = 0; buf[klen + i]; i++)
+		buf[i] = buf[klen + i];
+	buf[i] = 0;
+	return buf;
+}
+
+static int mode_mmio(const struct mb1_info *mbi)
+{
+	const char *how = word1;
+	uint64_t end = ram_end(mbi);
+	volatile uint32_t *past_ram = (volatile uint32_t *)end;
+
+	/* As on a PC, an address nothing claims reads all ones and drops
+	 * writes; with strict_mmio=on sprig stops the guest. */
+	if (streq(how, "read")) {
+		printf("mmio: reading 0x%lx (the end of RAM)\n", end);
+		check(*past_ram == 0xffffffffu, "unclaimed read gives all ones");
+		return 0;
+	} else if (streq(how, "write")) {
+		printf("mmio: writing 0x%lx (the end of RAM)\n", end);
+		*past_ram = 0xdeadbeef;
+		check(*past_ram == 0xffffffffu, "unclaimed write dropped");
+		return 0;
+	} else if (streq(how, "fetch")) {
+		printf("mmio: calling 0xfed00000 (an HPET's page); expect a stop\n");
+		((void (*)(void))0xfed00000ul)();
+	} else {
+		printf("mmio: read, write or fetch\n");
+		return 2;
+	}
+	check(false, "survived running code outside guest memory");
+	return 1;
+}
+
+static int mode_spin(const struct mb1_info *mbi)
+{
+	(void)mbi;
+	printf("spin: cli; jmp . for ever\n");
+	asm volatile("cli; 1: jmp 1b");
+	__builtin_unreachable();
+}
+
+static int mode_exits(const struct mb1_info *mbi)
+{
+	(void)mbi;
+	printf("exits: out to port 0x80 for ever\n");
+	asm volatile("1: outb %%al, $0x80; jmp 1b" : : "a"(0));
+	__builtin_unreachable();
+}
+
+static int mode_storm(const struct mb1_info *mbi);
+
+static const struct {
+	const char *name;
+	int (*run)(const struct mb1_info *mbi);
+} modes[] = {
+	{ "hypercall", mode_hypercall }, { "usercall", mode_usercall },
+	{ "msr", mode_msr }, { "msr-policy", mode_msr_policy }, { "cpuid", mode_cpuid },
+	{ "priv", mode_priv }, { "ports", mode_ports }, { "mmio", mode_mmio },
+	{ "spin", mode_spin }, { "exits", mode_exits }, { "modes", mode_modes },
+	{ "storm", mode_storm },
+};
+
+static int (*mode_named(const char *name))(const struct mb1_info *mbi)
+{
+	for (unsigned i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (streq(name, modes[i].name))
+			return modes[i].run;
+	return NULL;
+}
+
+/* storm: the storm on every CPU, main=MODE on the BSP first (a mode that
+ * takes no second word). */
+static int mode_storm(const struct mb1_info *mbi)
+{
+	static char main_mode[32];
+	int (*run)(const struct mb1_info *mbi) = NULL;
+
+	if (arg_text(mbi, "main=", main_mode, sizeof(main_mode))[0]) {
+		run = mode_named(main_mode);
+		if (!run || run == mode_storm || run == mode_priv || run == mode_mmio) {
+			printf("storm: main=%s is not a mode of its own\n", main_mode);
+			return 2;
+		}
+		mode = main_mode;
+	}
+	return storm(mbi, run);
+}
+
 int main(const struct mb1_info *mbi)
 {
-	static char word0[32], word1[32];
+	static char word0[32];
+	int (*run)(const struct mb1_info *mbi);
 
 	mode = arg_word(mbi, 0, word0, sizeof(word0));
 	arg_word(mbi, 1, word1, sizeof(word1));
 	printf("hostile: %s%s%s\n", mode, word1[0] ? " " : "", word1);
 	idt_install(hostile_trap);
+	trip_setup();
 	if (!under_sprig() && !first_arg_is(mbi, "ports") && !first_arg_is(mbi, "cpuid"))
 		printf("hostile: not under sprig; the results mean little\n");
-
-	if (first_arg_is(mbi, "hypercall"))
-		return mode_hypercall(mbi);
-	if (first_arg_is(mbi, "msr"))
-		return mode_msr(mbi);
-	if (first_arg_is(mbi, "msr-policy"))
-		return mode_msr_policy();
-	if (first_arg_is(mbi, "cpuid"))
-		return mode_cpuid();
-	if (first_arg_is(mbi, "priv"))
-		return mode_priv(word1);
-	if (first_arg_is(mbi, "ports"))
-		return mode_ports();
-	if (first_arg_is(mbi, "mmio")) {
-		uint64_t end = ram_end(mbi);
-		volatile uint32_t *past_ram = (volatile uint32_t *)end;
-
-		/* As on a PC, an address nothing claims reads all ones and
-		 * drops writes; with strict_mmio=on sprig stops the guest. */
-		if (streq(word1, "read")) {
-			printf("mmio: reading 0x%lx (the end of RAM)\n", end);
-			check(*past_ram == 0xffffffffu, "unclaimed read gives all ones");
-			return 0;
-		} else if (streq(word1, "write")) {
-			printf("mmio: writing 0x%lx (the end of RAM)\n", end);
-			*past_ram = 0xdeadbeef;
-			check(*past_ram == 0xffffffffu, "unclaimed write dropped");
-			return 0;
-		} else if (streq(word1, "fetch")) {
-			printf("mmio: calling 0xfed00000 (an HPET's page); expect a stop\n");
-			((void (*)(void))0xfed00000ul)();
-		} else {
-			printf("mmio: read, write or fetch\n");
-			return 2;
-		}
-		check(false, "survived running code outside guest memory");
-		return 1;
-	}
-	if (first_arg_is(mbi, "spin")) {
-		printf("spin: cli; jmp . for ever\n");
-		asm volatile("cli; 1: jmp 1b");
-		__builtin_unreachable();
-	}
-	if (first_arg_is(mbi, "exits")) {
-		printf("exits: out to port 0x80 for ever\n");
-		asm volatile("1: outb %%al, $0x80; jmp 1b" : : "a"(0));
-		__builtin_unreachable();
-	}
-	if (first_arg_is(mbi, "modes"))
-		return mode_modes();
-	if (first_arg_is(mbi, "usercall"))
-		return mode_usercall();
+	run = mode_named(mode);
+	if (run)
+		return run(mbi);
 	printf("hostile: unknown mode \"%s\" (hypercall usercall msr msr-policy cpuid priv "
-	       "ports mmio spin exits modes)\n", mbi->args);
+	       "ports mmio spin exits modes storm)\n", mbi->args);
 	return 2;
 }

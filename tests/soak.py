@@ -40,9 +40,15 @@ memory must be back to its start value.
 One line per step: step number, action, VM, result. The seed is printed at
 the start; the same seed (and step count) replays the same schedule:
 
-  tests/soak.py [--seconds S] [--seed N] [--steps N]
-  (or SOAK_SECONDS, SOAK_SEED, SOAK_STEPS in the environment; seconds 0: no
-  time limit)
+  tests/soak.py [--seconds S] [--seed N] [--steps N] [--mode life|hostile-smp]
+               [--machine qemu|bochs]
+  (or SOAK_SECONDS, SOAK_SEED, SOAK_STEPS, SOAK_MODE, SOAK_MACHINE in the
+  environment; seconds 0: no time limit)
+
+This is the life-cycle mode (the default). --mode hostile-smp runs hostile
+guests on several vCPUs beside keeper VMs under QEMU with 4 CPUs or, with
+--machine bochs, under Bochs (Intel VMX) with 2, every step bounded in time
+and a hang reported with every CPU's state (tests/soak_smp.py).
 
 On a failure: the seed, the step, the console's tail, and exit 1. At the end a
 summary (steps per action, failures); exit 0 when all passed.
@@ -56,6 +62,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+sys.path.insert(0, os.path.join(ROOT, "tests"))
 
 from machine import GUESTS_DIR, PROMPT, Machine, Timeout, guest_lines, make_iso  # noqa: E402
 
@@ -638,8 +645,17 @@ def main():
     ap.add_argument("--seed", type=int, default=int(os.environ.get("SOAK_SEED") or 0) or None)
     ap.add_argument("--steps", type=int, default=int(os.environ.get("SOAK_STEPS") or 0) or None)
     ap.add_argument("--qemu-mem", default=os.environ.get("SOAK_QEMU_MEM") or "2G")
+    ap.add_argument("--mode", choices=["life", "hostile-smp"],
+                    default=os.environ.get("SOAK_MODE") or "life")
+    ap.add_argument("--machine", choices=["qemu", "bochs"],
+                    default=os.environ.get("SOAK_MACHINE") or "qemu")
     a = ap.parse_args()
     seed = a.seed if a.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
+    if a.mode == "hostile-smp":
+        import soak_smp
+        return soak_smp.run(a, seed, random.Random(seed))
+    if a.machine != "qemu":
+        ap.error("the life-cycle soak runs under QEMU only")
     print("soak: seed %d, %s, %s; QEMU -m %s" % (
         seed, "%g s" % a.seconds if a.seconds else "no time limit",
         "%d steps at most" % a.steps if a.steps else "steps until the time is up", a.qemu_mem),

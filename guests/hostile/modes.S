@@ -1,18 +1,28 @@
 /* The hostile guest's trip through the processor modes and back:
  *   long mode -> compatibility mode -> protected mode, paging off (EFER.LME
- *   cleared) -> 16-bit protected mode -> real mode -> protected mode ->
- *   long mode again (LME set, paging on).
+ *   cleared) -> 32-bit paging (4 MiB pages, when trip_pd32 is set) and off
+ *   -> PAE paging and off -> 16-bit protected mode -> real mode ->
+ *   protected mode -> long mode again (LME set, paging on).
+ * With paging on in the 32-bit and PAE modes it writes CR0 (WP, toggled
+ * trip_cr0_writes times), CR3 (reloaded) and CR4 (PGE toggled, when
+ * trip_pge is CR4.PGE) and bumps trip_paged: the paging modes a VMM must
+ * follow between long and real mode (PAE's PDPTEs come from memory at every
+ * such write). The tables are trip_pd32 and trip_pdpt (hostile/trip.c).
  * In real mode it writes all ones to IA32_PAT, which must raise #GP through
  * the interrupt vector table, and reads CPUID leaf 0x40000000; with
  * rm_triple set it instead empties the IVT and executes int3 there: a triple
- * fault in real mode. Each stage prints a line to COM1 and bumps trip_stage.
+ * fault in real mode. Each stage prints a line to COM1 (not with trip_quiet
+set) and bumps trip_stage. One CPU at a time (hostile/trip.c).
  *
  * The real-mode part runs below 1 MiB: hostile.c copies rm_start .. rm_end
  * to RM_BASE first (RM() names an address in that copy). */
 #include "arch/x86/msr.h"
 
 #define CR0_PE 0x1
+#define CR0_WP 0x10000
 #define CR0_PG 0x80000000
+#define CR4_PSE 0x10
+#define CR4_PAE 0x20
 #define COM1 0x3f8
 #define RM_BASE 0x8000		/* also in hostile.c */
 #define RM_STACK 0x7000
@@ -52,7 +62,24 @@ rm_ivt_ptr:
 	.balign 8
 saved_rsp:
 	.quad 0
-	.globl trip_stage, trip_rm_gp, trip_rm_sig
+saved_cr3:
+	.long 0
+saved_cr4:
+	.long 0
+	.globl trip_stage, trip_rm_gp, trip_rm_sig, trip_paged, trip_quiet
+	.globl trip_pd32, trip_pdpt, trip_pge, trip_cr0_writes
+trip_paged:
+	.long 0
+trip_quiet:
+	.long 0
+trip_pd32:
+	.long 0
+trip_pdpt:
+	.long 0
+trip_pge:
+	.long 0
+trip_cr0_writes:
+	.long 0
 trip_stage:
 	.long 0
 trip_rm_gp:
@@ -72,6 +99,10 @@ hostile_mode_trip:
 	pushq %r14
 	pushq %r15
 	movq %rsp, saved_rsp(%rip)
+	movq %cr3, %rax
+	movl %eax, saved_cr3(%rip)
+	movq %cr4, %rax
+	movl %eax, saved_cr4(%rip)
 	sgdt saved_gdt(%rip)
 	sidt saved_idt(%rip)
 	lgdt trip_gdt_ptr(%rip)
@@ -100,6 +131,28 @@ trip_compat:
 	movl $3, trip_stage
 	movl $msg_pm32, %esi
 	call puts32
+	/* 32-bit paging: PSE on, PAE off. */
+	movl trip_pd32, %edx
+	testl %edx, %edx
+	jz 1f
+	movl saved_cr4, %eax
+	andl $~CR4_PAE, %eax
+	orl $CR4_PSE, %eax
+	movl %eax, %cr4
+	movl %edx, %cr3
+	call trip_paging
+	movl $msg_paging32, %esi
+	call puts32
+1:	/* PAE paging. */
+	movl saved_cr4, %eax
+	movl %eax, %cr4
+	movl trip_pdpt, %eax
+	movl %eax, %cr3
+	call trip_paging
+	movl $msg_pae, %esi
+	call puts32
+	movl saved_cr3, %eax
+	movl %eax, %cr3
 	/* Real mode, by way of 16-bit protected mode. */
 	lidt rm_ivt_ptr
 	ljmp $SEL_CODE16, $RM(rm_start)
@@ -129,9 +182,38 @@ trip_pm32_back:
 	movl %eax, %cr0
 	ljmp $SEL_CODE64, $trip_long_back
 
+/* trip_paging: paging on with the CR3 and CR4 loaded, then CR0, CR3 and
+ * CR4 writes, and paging off again. */
+trip_paging:
+	movl %cr0, %eax
+	orl $CR0_PG, %eax
+	movl %eax, %cr0
+	incl trip_paged			/* through the new tables */
+	movl trip_cr0_writes, %ecx
+	testl %ecx, %ecx
+	jz 2f
+1:	movl %cr0, %eax
+	xorl $CR0_WP, %eax
+	movl %eax, %cr0
+	movl %cr3, %eax
+	movl %eax, %cr3
+	movl %cr4, %eax
+	xorl trip_pge, %eax
+	movl %eax, %cr4
+	xorl trip_pge, %eax
+	movl %eax, %cr4
+	decl %ecx
+	jnz 1b
+2:	movl %cr0, %eax
+	andl $~CR0_PG, %eax
+	movl %eax, %cr0
+	ret
+
 /* puts32: the NUL-terminated string at ESI to COM1 (always ready under
- * sprig and QEMU). */
+ * sprig and QEMU), unless trip_quiet. */
 puts32:
+	cmpl $0, trip_quiet
+	jne 2f
 	movw $COM1, %dx
 1:	lodsb
 	testb %al, %al
@@ -167,11 +249,15 @@ msg_pm32:
 	.asciz "modes: protected mode, paging off\n"
 msg_pm32_back:
 	.asciz "modes: protected mode again\n"
+msg_paging32:
+	.asciz "modes: 32-bit paging and off\n"
+msg_pae:
+	.asciz "modes: PAE paging and off\n"
 
 /* Copied to RM_BASE. */
 	.balign 16
 	.code16
-	.globl rm_start, rm_end, rm_triple
+	.globl rm_start, rm_end, rm_triple, rm_quiet
 rm_start:
 	/* 16-bit protected mode: CS 0x20 with base 0. */
 	movw $SEL_DATA16, %ax
@@ -226,6 +312,8 @@ rm_gp:
 	popw %bp
 	iret
 rm_puts:
+	cmpb $0, RM(rm_quiet)
+	jne 2f
 	movw $COM1, %dx
 1:	lodsb
 	testb %al, %al
@@ -239,6 +327,8 @@ rm_sig:
 rm_gp_count:
 	.word 0
 rm_triple:
+	.byte 0
+rm_quiet:
 	.byte 0
 	.balign 2
 rm_gdt_ptr:

@@ -70,6 +70,7 @@ MUST_PASS = {
                 "leaf 0x40000000: \"sprig-hv\""],
     "h-ports": ["port reads", "the PIC masks"],
     "h-modes": ["long -> compatibility -> protected (paging off) -> real -> protected -> long",
+                "on the way, 32-bit and PAE paging with CR0, CR3 and CR4 writes (2 of 2)",
                 "WRMSR of an all-ones PAT in real mode: #GP through the IVT (1 times)",
                 "CPUID 0x40000000 in real mode", "EFER back in long mode"],
 }
