@@ -6,6 +6,7 @@
 #   make bench      host MMU benchmarks (optimisations off vs on)
 #   make report     benchmarks on the host, under QEMU and Bochs -> report/index.html (docs/report.md)
 #   make soak       randomized VM life cycles in one QEMU boot for SOAK_SECONDS (tests/soak.py)
+#   make kut        kvm-unit-tests bare under QEMU and under sprig -> build/kut/results.txt (docs/kut.md)
 #   make fuzz       each fuzz target for FUZZ_SECONDS (tests/fuzz/README.md)
 #   make lab-check  lab/'s LAVA jobs run (QEMU device) and validated (board) with lava-run
 #   make clean
@@ -129,6 +130,14 @@ SOAK_SECONDS ?= 300
 soak: $(B)/sprig.elf $(GUEST_ELFS) | deps
 	SOAK_SECONDS='$(SOAK_SECONDS)' SOAK_SEED='$(SOAK_SEED)' SOAK_STEPS='$(SOAK_STEPS)' \
 		SOAK_MODE='$(SOAK_MODE)' SOAK_MACHINE='$(SOAK_MACHINE)' python3 tests/soak.py
+
+# make kut: kvm-unit-tests (KUT_SRC: a tarball or a checkout; default the
+# shared folder's tarball), built into build/kut/ once per tarball; every test
+# of x86/unittests.cfg bare under QEMU TCG and under sprig, one sprig boot for
+# all. KUT_TESTS=a,b runs some; KUT_ARGS=--backend=vmx runs sprig under Bochs.
+.PHONY: kut
+kut: $(B)/sprig.elf | deps
+	KUT_SRC='$(KUT_SRC)' KUT_TESTS='$(KUT_TESTS)' python3 tools/kut.py run $(KUT_ARGS)
 
 test: | deps
 	@tools/deps.sh test

@@ -210,6 +210,7 @@ struct vcpu {
 	uint8_t *xsave;        /* the guest's FPU/SSE/AVX state, 64-byte aligned */
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
+	uint32_t tsc_aux;      /* the guest's TSC_AUX: RDTSCP and RDPID read it */
 	uint64_t pvclock_msr;  /* MSR_KVM_SYSTEM_TIME_NEW as written (virt/pvclock.h) */
 	uint32_t pvclock_version; /* of the structure it names: odd while sprig writes it */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
@@ -223,3 +224,8 @@ struct vcpu {
 };
 
 extern const struct virt_backend *backend;
+
+/* virt/msr.c, for the backends: load v's TSC_AUX into this CPU's before
+ * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither
+ * the VMCB nor the VMCS holds it. */
+void msr_load_tsc_aux(const struct vcpu *v);

@@ -1,15 +1,18 @@
 /* RDMSR and WRMSR exits, for both backends: virt/msr_policy.c says which MSRs
  * exist and which writes are valid; the backend stores and loads the values
  * its control block holds (EFER, the syscall, sysenter and segment-base MSRs,
- * PAT), and the rest are here: the TSC through the TSC offset, and the fixed
- * values of a few MSRs that guests probe; the local APIC's MSRs go to its
+ * PAT), and the rest are here: the TSC through the TSC offset, TSC_AUX
+ * (switched into the CPU before each entry), and the fixed values of a few
+ * MSRs that guests probe; the local APIC's MSRs go to its
  * model. Everything refused raises #GP. */
 #include "arch/x86/cmos.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
+#include "arch/x86/percpu.h"
 #include "lib/print.h"
+#include "virt/cpuid_policy.h"
 #include "virt/emulate.h"
 #include "virt/lapic.h"
 #include "virt/msr_policy.h"
@@ -17,6 +20,13 @@
 
 /* Console lines per vCPU and kind; the counters in `stats` go on. */
 #define MSR_LOG_LINES 8
+
+/* The TSC_AUX each CPU holds, once sprig wrote it (sprig itself never reads
+ * it): the guest's goes in only when it differs. */
+static struct {
+	bool valid;
+	uint32_t val;
+} cpu_tsc_aux[CPU_MAX];
 
 static uint64_t edx_eax(const struct vcpu *v)
 {
@@ -26,6 +36,51 @@ static uint64_t edx_eax(const struct vcpu *v)
 uint64_t guest_tsc(const struct vcpu *v)
 {
 	return rdtsc() + (uint64_t)v->tsc_offset;
+}
+
+/* TSC_AUX exists with RDTSCP or RDPID, which the guest's CPUID passes
+ * through (virt/cpuid_policy.c). */
+static bool cpu_has_tsc_aux(void)
+{
+	static int has = -1;
+
+	if (has < 0)
+		has = (cpuid(0x80000001, 0).edx & CPUID_81_EDX_RDTSCP) ||
+		      (cpuid(0, 0).eax >= 7 && (cpuid(7, 0).ecx & CPUID_7_ECX_RDPID));
+	return has;
+}
+
+void msr_load_tsc_aux(const struct vcpu *v)
+{
+	unsigned cpu = this_cpu()->id;
+
+	if (!cpu_has_tsc_aux() || (cpu_tsc_aux[cpu].valid && cpu_tsc_aux[cpu].val == v->tsc_aux))
+		return;
+	wrmsr(MSR_TSC_AUX, v->tsc_aux);
+	cpu_tsc_aux[cpu].valid = true;
+	cpu_tsc_aux[cpu].val = v->tsc_aux;
+}
+
+/* The MSR_HOME_VIRT MSRs: the TSC through its offset, the vCPU's TSC_AUX and
+ * pvclock MSRs, the policy's fixed values. */
+static bool virt_msr_read(const struct vcpu *v, uint32_t msr, uint64_t *val)
+{
+	switch (msr) {
+	case MSR_TSC:
+		*val = guest_tsc(v);
+		return true;
+	case MSR_TSC_AUX:
+		*val = v->tsc_aux;
+		return cpu_has_tsc_aux();
+	case MSR_KVM_SYSTEM_TIME_NEW:
+		*val = v->pvclock_msr;
+		return true;
+	case MSR_KVM_WALL_CLOCK_NEW:
+		*val = v->vm->pvclock_wall_msr;
+		return true;
+	default:
+		return msr_fixed_value(msr, val);
+	}
 }
 
 static bool apic_msr_read_locked(struct vcpu *v, uint32_t msr, uint64_t *val)
@@ -124,10 +179,7 @@ bool emulate_rdmsr(struct vcpu *v)
 		ok = backend->msr_read(v, msr, &val);
 		break;
 	case MSR_HOME_VIRT:
-		val = msr == MSR_KVM_SYSTEM_TIME_NEW ? v->pvclock_msr :
-		      msr == MSR_KVM_WALL_CLOCK_NEW ? v->vm->pvclock_wall_msr : guest_tsc(v);
-		ok = msr == MSR_TSC || msr == MSR_KVM_SYSTEM_TIME_NEW ||
-		     msr == MSR_KVM_WALL_CLOCK_NEW || msr_fixed_value(msr, &val);
+		ok = virt_msr_read(v, msr, &val);
 		break;
 	case MSR_HOME_APIC:
 		ok = apic_msr_read(v, msr, &val);
@@ -154,6 +206,8 @@ bool emulate_wrmsr(struct vcpu *v)
 		.cr0 = backend->guest_cr0(v),
 		.nx = cpuinfo.nx,
 		.va_bits = cpuinfo.va_bits, /* the guest's CPUID passes LA57 through */
+		.tsc_aux = cpu_has_tsc_aux(),
+		.intel = cpuinfo.is_intel,
 	};
 	const char *why;
 
@@ -183,6 +237,8 @@ bool emulate_wrmsr(struct vcpu *v)
 	} else if (msr == MSR_TSC) {
 		/* Never the host's TSC: only this guest's view moves. */
 		v->tsc_offset = (int64_t)(store - rdtsc());
+	} else if (msr == MSR_TSC_AUX) {
+		v->tsc_aux = (uint32_t)store; /* loaded at the next entry */
 	} else if (msr == MSR_KVM_SYSTEM_TIME_NEW || msr == MSR_KVM_WALL_CLOCK_NEW) {
 		pvclock_msr_write(v, msr, store);
 	}

@@ -6,10 +6,22 @@
 
 #define LOW32 0xffffffffull
 
+/* The legacy performance counters, which KVM answers without a vPMU (reads 0,
+ * writes dropped: kvm_get_msr_common / kvm_set_msr_common). PERFCTR_CORE's
+ * F15H counters are not among them: KVM raises #GP for those. */
+static bool legacy_perf_msr(uint32_t msr)
+{
+	return (msr >= MSR_K7_EVNTSEL0 && msr <= MSR_K7_PERFCTR3) ||
+	       msr == MSR_P6_PERFCTR0 || msr == MSR_P6_PERFCTR1 ||
+	       msr == MSR_P6_EVNTSEL0 || msr == MSR_P6_EVNTSEL1;
+}
+
 enum msr_home msr_home(uint32_t msr)
 {
 	if (msr >= MSR_X2APIC_BASE && msr <= MSR_X2APIC_LAST)
 		return MSR_HOME_APIC;
+	if (legacy_perf_msr(msr))
+		return MSR_HOME_VIRT;
 	switch (msr) {
 	case MSR_APIC_BASE:
 	case MSR_TSC_DEADLINE:
@@ -44,13 +56,16 @@ enum msr_home msr_home(uint32_t msr)
 
 bool msr_fixed_value(uint32_t msr, uint64_t *val)
 {
+	if (legacy_perf_msr(msr)) {
+		*val = 0;
+		return true;
+	}
 	switch (msr) {
 	case MSR_MISC_ENABLE:
 		*val = MISC_ENABLE_FAST_STRINGS;
 		return true;
 	case MSR_MTRRCAP:       /* no fixed-range or variable MTRRs to program */
 	case MSR_MTRR_DEF_TYPE: /* MTRRs disabled: guest memory is write-back */
-	case MSR_TSC_AUX:
 	case MSR_K8_INT_PENDING_MSG: /* no C1E and no SMI on CMP halt */
 		*val = 0;
 		return true;
@@ -88,6 +103,8 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 	const char *why = NULL;
 
 	*store = val;
+	if (legacy_perf_msr(msr))
+		return NULL; /* any value, dropped: no counter counts */
 	switch (msr) {
 	case MSR_EFER:
 		why = check_efer(val, g);
@@ -128,8 +145,13 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 			why = "reserved MTRR_DEF_TYPE bit or type";
 		break;
 	case MSR_TSC_AUX:
-		if (val >> 32)
+		/* Intel reserves bits 63:32; AMD CPUs ignore them (KVM: #GP for
+		 * an Intel-compatible guest, else the bits are cleared). */
+		if (!g->tsc_aux)
+			why = "TSC_AUX without RDTSCP or RDPID";
+		else if ((val >> 32) && g->intel)
 			why = "TSC_AUX bits 63:32 set";
+		*store = val & LOW32;
 		break;
 	case MSR_UCODE_REV: /* any value, dropped (a microcode load's trigger) */
 		break;

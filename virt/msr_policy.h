@@ -21,7 +21,9 @@
  *   MTRRCAP            reads 0 (no fixed or variable MTRRs); read-only
  *   MTRR_DEF_TYPE      reads 0; writes with valid types and no reserved bits
  *                      are accepted and dropped (guest memory is write-back)
- *   TSC_AUX            reads 0; writes of 32-bit values accepted and dropped
+ *   TSC_AUX            with RDTSCP or RDPID in CPUID: bits 31:0 as written, which
+ *                      RDTSCP and RDPID return; bits 63:32 set raise #GP on
+ *                      Intel and are dropped on AMD, as KVM has it
  *   UCODE_REV          reads revision 1 (bits 63:32), as KVM answers; writes
  *                      accepted and dropped (Linux's Intel code writes 0 and
  *                      reads it back without a fault handler)
@@ -32,6 +34,9 @@
  *                      KVM's paravirtual clock (virt/pvclock.h): a 4-byte
  *                      aligned gpa (SYSTEM_TIME: bit 0 enables it), read back
  *                      as written; sprig then writes the structure there
+ *   P6_PERFCTR0-1 P6_EVNTSEL0-1 K7_EVNTSEL0-3 K7_PERFCTR0-3
+ *                      the legacy performance counters, as KVM answers them
+ *                      without a vPMU: read 0, writes of any value dropped
  *   APIC_BASE, TSC_DEADLINE, x2APIC 0x800-0x8ff
  *                      the vCPU's local APIC (virt/lapic.c), which checks
  *                      them by the SDM's rules */
@@ -54,6 +59,8 @@ struct msr_guest {
 	uint64_t efer;    /* EFER as the guest sees it (never SVME) */
 	bool nx;          /* CPUID 0x80000001 EDX.NX */
 	unsigned va_bits; /* linear-address width of the canonical checks: 48 or 57 */
+	bool tsc_aux;     /* CPUID has RDTSCP or RDPID: TSC_AUX exists */
+	bool intel;       /* an Intel CPU: TSC_AUX bits 63:32 are reserved */
 };
 
 enum msr_home msr_home(uint32_t msr);
@@ -64,7 +71,7 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 			    uint64_t *store);
 
 /* What RDMSR returns for a MSR_HOME_VIRT MSR with a fixed value (all but the
- * TSC); false for the others. */
+ * TSC, TSC_AUX and the pvclock MSRs); false for the others. */
 bool msr_fixed_value(uint32_t msr, uint64_t *val);
 
 

@@ -442,6 +442,7 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	vmcs_write(VMCS_GUEST_RIP, v->regs.rip);
 	vmcs_write(VMCS_GUEST_RFLAGS, v->regs.rflags | RFLAGS_FIXED);
 
+	msr_load_tsc_aux(v);
 	status = vmx_enter(&v->regs, a->launched);
 	if (status != VMX_ENTER_EXITED) {
 		const char *insn = a->launched ? "VMRESUME" : "VMLAUNCH";

@@ -35,6 +35,15 @@
 #define MSR_KERNEL_GS_BASE 0xc0000102
 #define MSR_TSC_AUX 0xc0000103
 #define MSR_UCODE_REV 0x8b /* Intel IA32_BIOS_SIGN_ID; AMD PATCH_LEVEL */
+/* The legacy performance counters: Intel's first two (P6) and AMD's four (K7). */
+#define MSR_P6_PERFCTR0 0xc1
+#define MSR_P6_PERFCTR1 0xc2
+#define MSR_P6_EVNTSEL0 0x186
+#define MSR_P6_EVNTSEL1 0x187
+#define MSR_K7_EVNTSEL0 0xc0010000 /* EVNTSEL0-3, then PERFCTR0-3 */
+#define MSR_K7_PERFCTR3 0xc0010007
+#define MSR_F15H_PERF_CTL0 0xc0010200 /* with PERFCTR_CORE: CTL0, CTR0, ... CTR5 */
+#define MSR_F15H_PERF_CTR5 0xc001020b
 #define MSR_K8_INT_PENDING_MSG 0xc0010055 /* AMD K8/family 10h: C1E and SMI on CMP halt */
 #define MSR_VM_CR 0xc0010114
 #define MSR_VM_HSAVE_PA 0xc0010117

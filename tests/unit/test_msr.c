@@ -1,17 +1,21 @@
 /* The guest-visible MSR policy (virt/msr_policy.c): which MSRs exist, and
  * which writes raise #GP, the same for SVM and VMX. */
 #include "check.h"
+#include <stdlib.h>
+#include <string.h>
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "virt/msr_policy.h"
 #include "virt/pvclock.h"
 
-/* A guest in long mode with paging, as the test guests run. */
+/* A guest in long mode with paging, as the test guests run, on an AMD CPU
+ * with RDTSCP. */
 static const struct msr_guest long_mode = {
 	.cr0 = CR0_PE | CR0_PG,
 	.efer = EFER_LME | EFER_LMA,
 	.nx = true,
 	.va_bits = 48,
+	.tsc_aux = true,
 };
 
 /* Protected mode, paging off: LME may change. */
@@ -185,6 +189,163 @@ TEST(msr_fixed_ones)
 	CHECK(!ok(MSR_MTRR_DEF_TYPE, 0x802, &long_mode));
 	CHECK(!ok(MSR_MTRR_DEF_TYPE, 0x1006, &long_mode));
 	CHECK(!ok(MSR_MTRR_DEF_TYPE, 0x106, &long_mode));
-	CHECK(ok(MSR_TSC_AUX, 0xffffffffull, &long_mode));
-	CHECK(!ok(MSR_TSC_AUX, 0x100000000ull, &long_mode));
+}
+
+/* TSC_AUX as KVM has it: only with RDTSCP or RDPID; bits 63:32 reserved on
+ * Intel, dropped on AMD. */
+TEST(msr_tsc_aux)
+{
+	struct msr_guest intel = long_mode, none = long_mode;
+	uint64_t v;
+
+	intel.intel = true;
+	none.tsc_aux = false;
+	CHECK_EQ_U64(stored(MSR_TSC_AUX, 0xffffffffull, &long_mode), 0xffffffffull);
+	CHECK_EQ_U64(stored(MSR_TSC_AUX, 10, &intel), 10);
+	CHECK_EQ_U64(stored(MSR_TSC_AUX, 0x100000010ull, &long_mode), 0x10);
+	CHECK(!ok(MSR_TSC_AUX, 0x100000000ull, &intel));
+	CHECK(!ok(MSR_TSC_AUX, 0, &none));
+	/* The guest's own value, not a fixed one. */
+	CHECK(msr_home(MSR_TSC_AUX) == MSR_HOME_VIRT);
+	CHECK(!msr_fixed_value(MSR_TSC_AUX, &v));
+}
+
+/* The legacy performance counters without a vPMU, as KVM answers them: read
+ * 0, every write dropped; the F15H ones raise #GP. */
+TEST(msr_perf_counters)
+{
+	const uint32_t legacy[] = { 0xc0010000, 0xc0010003, 0xc0010004, 0xc0010007,
+				    MSR_P6_PERFCTR0, MSR_P6_PERFCTR1, MSR_P6_EVNTSEL0,
+				    MSR_P6_EVNTSEL1 };
+	uint64_t v;
+
+	for (unsigned i = 0; i < sizeof(legacy) / sizeof(legacy[0]); i++) {
+		v = 1;
+		CHECK(msr_home(legacy[i]) == MSR_HOME_VIRT);
+		CHECK(msr_fixed_value(legacy[i], &v) && v == 0);
+		CHECK(ok(legacy[i], 0, &long_mode));
+		CHECK(ok(legacy[i], 0x530076, &long_mode));
+		CHECK(ok(legacy[i], ~0ull, &long_mode));
+	}
+	for (uint32_t m = MSR_F15H_PERF_CTL0; m <= MSR_F15H_PERF_CTR5; m++) {
+		CHECK(msr_home(m) == MSR_HOME_NONE);
+		CHECK(!ok(m, 0, &long_mode));
+	}
+	CHECK(msr_home(0xc0010008) == MSR_HOME_NONE);
+	CHECK(msr_home(0xc0) == MSR_HOME_NONE && msr_home(0xc3) == MSR_HOME_NONE);
+	CHECK(msr_home(0x185) == MSR_HOME_NONE && msr_home(0x188) == MSR_HOME_NONE);
+}
+
+/* docs/msr.md's table, row by row, against the policy; and every MSR the
+ * policy knows has a row there. */
+struct doc_row {
+	uint32_t first, last;
+	char home[16], read[32], write[16];
+};
+
+static void trim(char *s)
+{
+	size_t n = strlen(s), i = 0;
+
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+		s[--n] = 0;
+	while (s[i] == ' ')
+		i++;
+	memmove(s, s + i, n - i + 1);
+}
+
+/* "| MSR | name | home | read | write | KVM |" with MSR "0xN" or "0xN-0xM". */
+static bool parse_row(const char *line, struct doc_row *r)
+{
+	char buf[512], *col[7], *save = NULL;
+	int n = 0;
+
+	if (strncmp(line, "| 0x", 4) != 0 || strlen(line) >= sizeof(buf))
+		return false;
+	strcpy(buf, line + 1);
+	for (char *t = strtok_r(buf, "|", &save); t && n < 7; t = strtok_r(NULL, "|", &save))
+		col[n++] = t;
+	if (n < 6)
+		return false;
+	for (int i = 0; i < n; i++)
+		trim(col[i]);
+	char *dash = strchr(col[0], '-');
+	r->first = (uint32_t)strtoul(col[0], NULL, 16);
+	r->last = dash ? (uint32_t)strtoul(dash + 1, NULL, 16) : r->first;
+	snprintf(r->home, sizeof(r->home), "%s", col[2]);
+	snprintf(r->read, sizeof(r->read), "%s", col[3]);
+	snprintf(r->write, sizeof(r->write), "%s", col[4]);
+	return true;
+}
+
+static enum msr_home home_named(const char *s)
+{
+	return !strcmp(s, "backend") ? MSR_HOME_BACKEND : !strcmp(s, "virt") ? MSR_HOME_VIRT :
+	       !strcmp(s, "apic") ? MSR_HOME_APIC : MSR_HOME_NONE;
+}
+
+static void check_row(const struct doc_row *r)
+{
+	for (uint64_t m = r->first; m <= r->last; m++) {
+		uint32_t msr = (uint32_t)m;
+		enum msr_home home = msr_home(msr);
+		uint64_t fixed = 0;
+		bool has_fixed = msr_fixed_value(msr, &fixed);
+		bool checked = !strcmp(r->write, "checked");
+
+		CHECK(home == home_named(r->home));
+		if (!strcmp(r->read, "#GP")) {
+			CHECK(home == MSR_HOME_NONE);
+		} else if (!strcmp(r->read, "state")) {
+			CHECK(home != MSR_HOME_NONE && !has_fixed);
+		} else {
+			CHECK(has_fixed);
+			CHECK_EQ_U64(fixed, strtoull(r->read, NULL, 16));
+		}
+		if (!strcmp(r->write, "any")) {
+			CHECK(ok(msr, 0, &long_mode) && ok(msr, 1, &long_mode));
+			CHECK(ok(msr, 0xffffffffull, &long_mode) && ok(msr, ~0ull, &long_mode));
+		} else if (!strcmp(r->write, "read-only")) {
+			CHECK(has_fixed && ok(msr, fixed, &long_mode));
+			CHECK(!ok(msr, fixed ^ 1, &long_mode) && !ok(msr, ~fixed, &long_mode));
+		} else if (!strcmp(r->write, "#GP")) {
+			CHECK(!ok(msr, 0, &long_mode) && !ok(msr, fixed, &long_mode));
+			CHECK(!ok(msr, 1, &long_mode));
+		} else {
+			CHECK(checked && home != MSR_HOME_NONE);
+		}
+	}
+}
+
+TEST(msr_doc_table)
+{
+	static struct doc_row rows[128];
+	const uint32_t spans[][2] = { { 0, 0x2000 }, { 0xc0000000, 0xc0002000 },
+				      { 0xc0010000, 0xc0012000 }, { 0x4b564d00, 0x4b564e00 } };
+	char line[512];
+	unsigned n = 0;
+	FILE *f = fopen("docs/msr.md", "r");
+
+	REQUIRE(f);
+	while (fgets(line, sizeof(line), f) && n < 128)
+		if (parse_row(line, &rows[n]))
+			check_row(&rows[n++]);
+	fclose(f);
+	CHECK(n >= 20);
+	for (unsigned s = 0; s < sizeof(spans) / sizeof(spans[0]); s++) {
+		for (uint32_t m = spans[s][0]; m < spans[s][1]; m++) {
+			bool listed = false;
+
+			if (msr_home(m) == MSR_HOME_NONE)
+				continue;
+			for (unsigned i = 0; i < n && !listed; i++)
+				listed = m >= rows[i].first && m <= rows[i].last;
+			if (!listed) {
+				char msg[64];
+
+				snprintf(msg, sizeof(msg), "MSR 0x%x has no row in docs/msr.md", m);
+				unit_fail(__FILE__, __LINE__, msg);
+			}
+		}
+	}
 }

@@ -1,0 +1,62 @@
+"""kvm-unit-tests' conformance set under sprig (docs/kut.md): every test of
+tests/kut/expected, which passes bare under QEMU TCG and under sprig, must
+pass under sprig on AMD SVM, all in one sprig boot. The suite is built once
+per tarball into build/kut/ (tools/kut.py); no bare runs here, make kut has
+those. Tests of sprig's own fixes ride on the tests' output: the tsc test's
+RDTSCP checks (TSC_AUX reaches RDTSCP) must be among its PASS lines."""
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "tools"))
+import kut  # noqa: E402
+from machine import scenario_main  # noqa: E402
+
+SCENARIOS = ["kut_expected"]
+EXPECTED = os.path.join(kut.ROOT, "tests", "kut", "expected")
+
+# Lines a test's output must hold beyond its verdict: the checks that prove a
+# fix of sprig's, named so that a test that skips them cannot pass unseen.
+MUST_PASS = {
+    "tsc": ["PASS: Test RDTSCP 0", "PASS: Test RDTSCP 10", "PASS: Test RDTSCP 256"],
+}
+
+
+def expected_tests():
+    """tests/kut/expected: one test name a line, each with a '# reason'."""
+    names, bad = [], []
+    for n, line in enumerate(open(EXPECTED), 1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        name, _, reason = text.partition("#")
+        if not name.strip() or not reason.strip():
+            bad.append("line %d: %r (a name and a '# reason')" % (n, text))
+        else:
+            names.append(name.strip())
+    return names, bad
+
+
+def kut_expected(check):
+    names, bad = expected_tests()
+    check("e2e/kut-expected-list", names and not bad, "; ".join(bad) or "empty list")
+    tree = kut.build(kut.find_source())
+    tests = {t.name: t for t in kut.load_tests(tree)}
+    unknown = [n for n in names if n not in tests]
+    check("e2e/kut-expected-known", not unknown, "not in unittests.cfg: %s" % unknown)
+    run = [tests[n] for n in names if n in tests]
+    session = kut.SprigSession(kut.sprig_iso(run))
+    try:
+        for t in run:
+            r = session.run(t, 2)
+            out = getattr(r, "output", "")
+            check("e2e/kut-%s" % t.name, r.verdict == "PASS",
+                  "%s %s %s; output tail:\n%s" % (r.verdict, r.summary, r.detail, out[-2000:]))
+            for line in MUST_PASS.get(t.name, []):
+                check("e2e/kut-%s: %s" % (t.name, line), line in out, out[-2000:])
+    finally:
+        session.close()
+
+
+if __name__ == "__main__":
+    scenario_main(globals(), "kut_expected")
