@@ -28,7 +28,7 @@ struct mmu_family {
 	unsigned members;
 };
 
-static struct spinlock share_lock;
+static struct spinlock share_lock = { .class = LOCK_COW_SHARE };
 
 /* Families are few: a frame each. */
 static struct mmu_family *family_new(struct mmu *first)

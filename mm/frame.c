@@ -21,7 +21,7 @@
 #define SIZE_2M (1ull << (PAGE_SHIFT + ORDER_2M))
 #define SIZE_1G (1ull << (PAGE_SHIFT + ORDER_1G))
 
-static struct spinlock frame_lock;
+static struct spinlock frame_lock = { .class = LOCK_FRAME };
 static struct frame *frames; /* indexed by pfn - base_pfn */
 static uint64_t base_pfn;
 static uint64_t n_frames; /* span covered by frames[], at most NO_FRAME */
@@ -205,7 +205,7 @@ static void reset_state(void)
 		free_head[o] = NO_FRAME;
 		free_blocks[o] = 0;
 	}
-	frame_lock = (struct spinlock){ 0 };
+	frame_lock = (struct spinlock){ .class = LOCK_FRAME };
 }
 
 bool frame_init(const struct mem_range *usable, size_t n_usable,

@@ -8,6 +8,8 @@ int mmu_init(struct mmu *mmu, const struct spte_format *fmt, void (*flush_tlb)(v
 	     void *flush_ctx)
 {
 	memset(mmu, 0, sizeof(*mmu));
+	mmu->lock.class = LOCK_MMU;
+	mmu->slots_lock.class = LOCK_SLOTS;
 	mmu->root.fmt = fmt;
 	mmu->flush_tlb = flush_tlb;
 	mmu->flush_ctx = flush_ctx;

@@ -69,6 +69,7 @@ static uint64_t head_lock(uint64_t *head)
 {
 	uint64_t v = __atomic_load_n(head, __ATOMIC_RELAXED);
 
+	lockcheck_acquire(head, LOCK_RMAP, LOCK_EXCLUSIVE, false);
 	for (;;) {
 		if (v & RMAP_LOCKED) {
 			cpu_relax();
@@ -82,6 +83,7 @@ static uint64_t head_lock(uint64_t *head)
 
 static void head_unlock(uint64_t *head, uint64_t v)
 {
+	lockcheck_release(head);
 	__atomic_store_n(head, v, __ATOMIC_RELEASE);
 }
 

@@ -20,7 +20,7 @@ struct slab {
 };
 _Static_assert(sizeof(struct slab) == SLAB_HEADER_SIZE, "slab header must stay 64 bytes");
 
-static struct spinlock registry_lock;
+static struct spinlock registry_lock = { .class = LOCK_SLAB_REGISTRY };
 static struct slab_cache *registry;
 
 static size_t slab_bytes(const struct slab_cache *c)
@@ -53,7 +53,8 @@ void slab_init(struct slab_cache *c, const char *name, size_t obj_size)
 	size_t size = obj_size ? (obj_size + align - 1) & ~(align - 1) : align;
 	struct slab_cache *next = c->next_cache;
 
-	*c = (struct slab_cache){ .name = name, .obj_size = size, .next_cache = next };
+	*c = (struct slab_cache){ .name = name, .obj_size = size, .next_cache = next,
+				  .lock = { .class = LOCK_SLAB } };
 	if (obj_size > SLAB_MAX_OBJ_SIZE) {
 		kprintf("slab %s: objects of %zu bytes are too large\n", name, obj_size);
 		register_cache(c);

@@ -193,13 +193,8 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 	switch (code) {
 	case SVM_EXIT_NPF:
 		if (c->exit_info1 & NPF_RSV) {
-			/* sprig's own tables are at fault: refaulting would loop. */
-			uint64_t sptes[TDP_ROOT_LEVEL + 1];
-			int last = tdp_get_walk(v->mmu, c->exit_info2, sptes);
-
-			e->kind = VEXIT_FAILED;
-			npt_describe_reserved(sptes, last, c->exit_info2, &cpuinfo, e->text,
-					      sizeof(e->text));
+			/* svm_finish_exit: walks under the MMU lock. */
+			e->kind = VEXIT_BACKEND;
 			break;
 		}
 		e->kind = VEXIT_NPF;
@@ -312,6 +307,18 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 		}
 		break;
 	}
+}
+
+/* The one exit decode_exit leaves for after the entry window
+ * (VEXIT_BACKEND): a reserved-bit NPF. sprig's own tables are at fault and
+ * refaulting would loop; the walk names the entry. */
+static void svm_finish_exit(struct vcpu *v, struct vexit *e)
+{
+	uint64_t sptes[TDP_ROOT_LEVEL + 1];
+	int last = tdp_get_walk(v->mmu, e->info2, sptes);
+
+	e->kind = VEXIT_FAILED;
+	npt_describe_reserved(sptes, last, e->info2, &cpuinfo, e->text, sizeof(e->text));
 }
 
 static void svm_run(struct vcpu *v, struct vexit *e)
@@ -548,6 +555,7 @@ const struct virt_backend svm_backend = {
 	.vcpu_create = svm_vcpu_create,
 	.vcpu_destroy = svm_vcpu_destroy,
 	.run = svm_run,
+	.finish_exit = svm_finish_exit,
 	.msr_read = svm_msr_read,
 	.msr_write = svm_msr_write,
 	.inject_exception = svm_inject_exception,

@@ -37,6 +37,10 @@ enum vexit_kind {
 	VEXIT_INSN,       /* an instruction the virtual CPU treats apart (enum vexit_insn) */
 	VEXIT_WINDOW,     /* the guest can take the interrupt or NMI that waited for it */
 	VEXIT_HANDLED,    /* the backend handled it itself (e.g. CR access under VMX) */
+	/* The backend finishes it outside the entry window (finish_exit): its
+	 * work may take locks or wait, which no CPU may do while its vCPU
+	 * counts as in the guest (docs/locking.md). Never seen by handlers. */
+	VEXIT_BACKEND,
 	VEXIT_FAILED,     /* the backend could not enter or continue: reason in text */
 	VEXIT_UNKNOWN,    /* an exit virt/ has no handler for */
 	VEXIT_KINDS
@@ -106,6 +110,11 @@ struct virt_backend {
 	/* Enter the guest until the next exit. Interrupts arriving meanwhile are
 	 * taken by sprig before run returns. */
 	void (*run)(struct vcpu *v, struct vexit *e);
+	/* A VEXIT_BACKEND exit, after kick_sync_exit, the control block still
+	 * current: do its work (a CR access, a walk of the TDP tables for a
+	 * report) and leave e as the exit it is (VEXIT_HANDLED, VEXIT_FAILED
+	 * with a reason, ...). */
+	void (*finish_exit)(struct vcpu *v, struct vexit *e);
 	/* Load or store the guest's value of an MSR the control block holds
 	 * (MSR_HOME_BACKEND in virt/msr_policy.h: EFER without SVME, the
 	 * syscall, sysenter and segment-base MSRs, PAT). virt/msr.c has

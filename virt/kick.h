@@ -11,7 +11,11 @@
  * in guest mode, kick its CPU (interrupts being off there, a kick that arrives
  * before the entry makes the guest exit at once). To wait for the vCPU to have
  * left guest mode, wait for seq to move from the value seen: once it has, the
- * vCPU either exited or entered again after taking the request. */
+ * vCPU either exited or entered again after taking the request.
+ *
+ * Between kick_sync_enter and kick_sync_exit (the entry window) the vCPU's CPU
+ * must not wait for another CPU, nor take a lock whose holder may (the rule
+ * and the lock order: docs/locking.md; lockcheck_window marks the window). */
 #pragma once
 #include "arch/x86/lock.h"
 #include <stdbool.h>
@@ -31,12 +35,14 @@ static inline uint32_t kick_sync_enter(struct kick_sync *s)
 {
 	__atomic_store_n(&s->seq, __atomic_load_n(&s->seq, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	lockcheck_window(true);
 	return __atomic_exchange_n(&s->requests, 0, __ATOMIC_ACQUIRE);
 }
 
 /* vCPU side, after the exit (or instead of the entry). */
 static inline void kick_sync_exit(struct kick_sync *s)
 {
+	lockcheck_window(false);
 	__atomic_store_n(&s->seq, __atomic_load_n(&s->seq, __ATOMIC_RELAXED) + 1, __ATOMIC_RELEASE);
 }
 
@@ -55,7 +61,8 @@ static inline bool kick_sync_request(struct kick_sync *s, uint32_t req, uint32_t
 	return kick_sync_in_guest(s, seq);
 }
 
-/* Until the vCPU has left the guest mode it was in at seq. */
+/* Until the vCPU has left the guest mode it was in at seq. The caller
+ * declares the wait (lockcheck_wait), as kick_remote_flush does. */
 static inline void kick_sync_wait(const struct kick_sync *s, uint32_t seq)
 {
 	while (__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE) == seq)
@@ -72,6 +79,9 @@ static inline void kick_remote_flush(struct kick_sync *const *vcpus, unsigned n,
 {
 	bool in_guest[n ? n : 1];
 
+	/* It may wait whether or not it does this time: checked every call. */
+	if (kick)
+		lockcheck_wait("kick_remote_flush");
 	for (unsigned i = 0; i < n; i++) {
 		in_guest[i] = kick_sync_request(vcpus[i], KICK_REQ_FLUSH_TLB, &seq[i]);
 		if (in_guest[i] && kick)

@@ -121,6 +121,7 @@ static bool handle_exit(struct vcpu *v, const struct vexit *e)
 		return false;
 	case VEXIT_INTR:
 	case VEXIT_HANDLED:
+	case VEXIT_BACKEND: /* finished in enter() */
 	case VEXIT_KINDS:
 		break;
 	}
@@ -240,7 +241,11 @@ static void deliver_events(struct vcpu *v)
 }
 
 /* Enter inside the kick_sync sequence: false (no entry) when the VM stopped
- * or something arrived since deliver_events looked. */
+ * or something arrived since deliver_events looked. Between kick_sync_enter
+ * and kick_sync_exit (the entry window) the vCPU counts as in the guest and
+ * a CPU flushing its TLB waits for it: nothing there may take a lock that
+ * such a CPU could hold, or wait for another CPU (docs/locking.md); what an
+ * exit needs of that kind the backend does after the window (VEXIT_BACKEND). */
 static bool enter(struct vcpu *v, struct vexit *e)
 {
 	uint32_t req = kick_sync_enter(&v->kick);
@@ -255,6 +260,8 @@ static bool enter(struct vcpu *v, struct vexit *e)
 	 * (after STGI on SVM; VMX delivers it to itself with INT 2). */
 	backend->run(v, e);
 	kick_sync_exit(&v->kick);
+	if (e->kind == VEXIT_BACKEND)
+		backend->finish_exit(v, e);
 	return true;
 }
 

@@ -31,7 +31,7 @@ const char *const vexit_kind_names[VEXIT_KINDS] = {
 	[VEXIT_CPUID] = "cpuid",     [VEXIT_RDMSR] = "rdmsr",  [VEXIT_WRMSR] = "wrmsr",
 	[VEXIT_HLT] = "hlt",         [VEXIT_XSETBV] = "xsetbv", [VEXIT_INTR] = "intr",
 	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_INSN] = "insn", [VEXIT_WINDOW] = "window",
-	[VEXIT_HANDLED] = "handled",
+	[VEXIT_HANDLED] = "handled", [VEXIT_BACKEND] = "backend",
 	[VEXIT_FAILED] = "failed",   [VEXIT_UNKNOWN] = "unknown",
 };
 
@@ -312,6 +312,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		}
 		vm = vms[i] = pa_to_va(pa);
 		vm->id = i;
+		vm->lock.class = LOCK_VM;
 	}
 	if (!vm) {
 		ksnprintf(err, errlen, "all %d VM slots are in use", VM_MAX);

@@ -128,7 +128,9 @@ static uint64_t *guest_gpr(struct vcpu *v, unsigned n)
 }
 
 /* MOV to or from a control register that exited: a host-owned CR0/CR4 bit
- * changed, CR8 (the APIC's TPR), or CR3 where the CPU cannot stop it exiting. */
+ * changed, CR8 (the APIC's TPR), or CR3 where the CPU cannot stop it exiting.
+ * After the entry window (vmx_finish_exit): PAE paging's PDPTEs are read
+ * from guest memory under the MMU lock. */
 void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, struct vexit *e)
 {
 	unsigned cr = CR_QUAL_CR(qual), type = CR_QUAL_TYPE(qual);

@@ -319,7 +319,7 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 		e->kind = VEXIT_SHUTDOWN;
 		return;
 	case EXIT_CR_ACCESS:
-		vmx_handle_cr_access(v, a, qual, e);
+		e->kind = VEXIT_BACKEND; /* vmx_finish_exit: may read guest memory */
 		return;
 	case EXIT_EPT_VIOLATION:
 		e->kind = VEXIT_NPF;
@@ -331,18 +331,10 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 			e->npf.access = TDP_ACC_READ;
 		e->npf.present = qual & EPT_QUAL_PRESENT;
 		return;
-	case EXIT_EPT_MISCONFIG: {
-		uint64_t sptes[TDP_ROOT_LEVEL + 1];
-		int last;
-
-		e->kind = VEXIT_FAILED;
+	case EXIT_EPT_MISCONFIG:
+		e->kind = VEXIT_BACKEND; /* vmx_finish_exit: walks under the MMU lock */
 		e->info2 = vmcs_read(VMCS_GUEST_PHYSICAL_ADDRESS);
-		last = tdp_get_walk(v->mmu, e->info2, sptes);
-		ept_describe_misconfig(sptes, last, e->info2,
-				       cpuinfo.vmx.ept_vpid_cap & 1 /* execute-only */, e->text,
-				       sizeof(e->text));
 		return;
-	}
 	case EXIT_IO:
 		e->kind = VEXIT_IO;
 		e->io.port = IO_QUAL_PORT(qual);
@@ -472,6 +464,24 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	decode_exit(v, a, e);
 	if (!(a->exit_reason & EXIT_REASON_ENTRY_FAILURE))
 		vmx_complete_events(a, e);
+}
+
+/* The exits decode_exit left for after the entry window (VEXIT_BACKEND). */
+static void vmx_finish_exit(struct vcpu *v, struct vexit *e)
+{
+	uint64_t sptes[TDP_ROOT_LEVEL + 1];
+	int last;
+
+	if ((e->code & EXIT_REASON_BASIC_MASK) == EXIT_CR_ACCESS) {
+		vmx_handle_cr_access(v, v->arch, e->info1, e);
+		return;
+	}
+	/* EXIT_EPT_MISCONFIG: sprig's own tables are at fault, refaulting
+	 * would loop; the walk names the entry. */
+	e->kind = VEXIT_FAILED;
+	last = tdp_get_walk(v->mmu, e->info2, sptes);
+	ept_describe_misconfig(sptes, last, e->info2, cpuinfo.vmx.ept_vpid_cap & 1 /* execute-only */,
+			       e->text, sizeof(e->text));
 }
 
 static struct vmx_msr_entry *switched_msr(struct vmx_vcpu *a, uint32_t msr)
@@ -648,6 +658,7 @@ struct virt_backend vmx_backend = {
 	.vcpu_create = vmx_vcpu_create,
 	.vcpu_destroy = vmx_vcpu_destroy,
 	.run = vmx_run,
+	.finish_exit = vmx_finish_exit,
 	.msr_read = vmx_msr_read,
 	.msr_write = vmx_msr_write,
 	.inject_exception = vmx_inject_exception,

@@ -64,6 +64,8 @@ void console_lock(void)
 	if (pc->console_depth++)
 		return;
 	pc->console_flags = flags;
+	/* Checked by hand: a report may take the lock over (below). */
+	lockcheck_acquire(&console, LOCK_CONSOLE, LOCK_EXCLUSIVE, false);
 	spin_lock(&console);
 	__atomic_store_n(&console_owner, (int)pc->id, __ATOMIC_RELAXED);
 }
@@ -74,6 +76,7 @@ void console_unlock(void)
 
 	if (--pc->console_depth)
 		return;
+	lockcheck_release(&console);
 	/* A report may have taken the lock from this CPU: then it is not ours
 	 * to release. */
 	if (__atomic_load_n(&console_owner, __ATOMIC_RELAXED) == (int)pc->id) {

@@ -1,9 +1,55 @@
 /* Spinlock and reader-writer lock on GCC atomics. Header-only and free of
  * kernel dependencies, so that the MMU's locking protocol runs unchanged in the
- * host concurrency tests (pthreads, ThreadSanitizer). */
+ * host concurrency tests (pthreads, ThreadSanitizer).
+ *
+ * Each lock names its class (enum lock_class); in the kernel every acquire,
+ * release and cross-CPU wait is checked against the rules of
+ * docs/locking.md (arch/x86/lockcheck.c). The host tests do without. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+
+/* The lock classes in the order they nest (docs/locking.md has the same
+ * table, which a unit test compares): a CPU may take a lock only while every
+ * lock it holds comes earlier. X(ENUM, name, leaf, nest): a leaf's holder
+ * never waits for another CPU, so a leaf may be taken in the entry window
+ * and nothing that waits may be done under it; nest is the class whose lock
+ * must be held to take two locks of this class at once (NONE: never). */
+#define LOCK_CLASSES(X)                          \
+	X(VM, "vm", false, NONE)                 \
+	X(COW_SHARE, "cow_share", false, NONE)   \
+	X(SLOTS, "slots_lock", false, COW_SHARE) \
+	X(MMU, "mmu_lock", false, COW_SHARE)     \
+	X(RMAP, "rmap_head", true, NONE)         \
+	X(SLAB_REGISTRY, "slab_registry", true, NONE) \
+	X(SLAB, "slab", true, NONE)              \
+	X(FRAME, "frame", true, NONE)            \
+	X(CONSOLE, "console", true, NONE)
+
+#define LOCK_CLASS_ENUM(e, name, leaf, nest) LOCK_##e,
+enum lock_class {
+	LOCK_NONE, /* not checked (the host tests' locks) */
+	LOCK_CLASSES(LOCK_CLASS_ENUM) LOCK_CLASS_COUNT
+};
+#undef LOCK_CLASS_ENUM
+
+enum lock_mode { LOCK_EXCLUSIVE, LOCK_READ, LOCK_WRITE };
+
+#ifdef HOST_TEST
+#define lockcheck_acquire(lock, class, mode, try) ((void)0)
+#define lockcheck_release(lock) ((void)0)
+#define lockcheck_wait(what) ((void)0)
+#define lockcheck_window(in) ((void)0)
+#else
+/* arch/x86/lockcheck.c: a lock of that class taken (try: by a trylock, which
+ * does not wait) or released by this CPU; this CPU about to wait for another
+ * (what: for the report); this CPU's vCPU entering or leaving the entry
+ * window (kick_sync_enter .. kick_sync_exit). */
+void lockcheck_acquire(const void *lock, enum lock_class class, enum lock_mode mode, bool try);
+void lockcheck_release(const void *lock);
+void lockcheck_wait(const char *what);
+void lockcheck_window(bool in);
+#endif
 
 static inline void cpu_relax(void)
 {
@@ -14,10 +60,13 @@ static inline void cpu_relax(void)
 
 struct spinlock {
 	uint32_t locked;
+	uint32_t class; /* enum lock_class */
 };
 
 static inline void spin_lock(struct spinlock *l)
 {
+	if (l->class)
+		lockcheck_acquire(l, (enum lock_class)l->class, LOCK_EXCLUSIVE, false);
 	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
 		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
 			cpu_relax();
@@ -25,11 +74,17 @@ static inline void spin_lock(struct spinlock *l)
 
 static inline bool spin_trylock(struct spinlock *l)
 {
-	return !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
+	bool got = !__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE);
+
+	if (got && l->class)
+		lockcheck_acquire(l, (enum lock_class)l->class, LOCK_EXCLUSIVE, true);
+	return got;
 }
 
 static inline void spin_unlock(struct spinlock *l)
 {
+	if (l->class)
+		lockcheck_release(l);
 	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
 }
 
@@ -41,6 +96,7 @@ struct rwlock {
 	uint32_t state;
 	uint32_t writers_waiting;
 	uint32_t waiters;
+	uint32_t class; /* enum lock_class */
 };
 
 #define RWLOCK_WRITER 0x80000000u
@@ -48,6 +104,9 @@ struct rwlock {
 static inline void read_lock(struct rwlock *l)
 {
 	bool counted = false;
+
+	if (l->class)
+		lockcheck_acquire(l, (enum lock_class)l->class, LOCK_READ, false);
 	for (;;) {
 		uint32_t s = __atomic_load_n(&l->state, __ATOMIC_RELAXED);
 		if (!(s & RWLOCK_WRITER) &&
@@ -67,11 +126,15 @@ static inline void read_lock(struct rwlock *l)
 
 static inline void read_unlock(struct rwlock *l)
 {
+	if (l->class)
+		lockcheck_release(l);
 	__atomic_fetch_sub(&l->state, 1, __ATOMIC_RELEASE);
 }
 
 static inline void write_lock(struct rwlock *l)
 {
+	if (l->class)
+		lockcheck_acquire(l, (enum lock_class)l->class, LOCK_WRITE, false);
 	__atomic_fetch_add(&l->writers_waiting, 1, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&l->waiters, 1, __ATOMIC_RELAXED);
 	for (;;) {
@@ -87,6 +150,8 @@ static inline void write_lock(struct rwlock *l)
 
 static inline void write_unlock(struct rwlock *l)
 {
+	if (l->class)
+		lockcheck_release(l);
 	__atomic_fetch_and(&l->state, ~RWLOCK_WRITER, __ATOMIC_RELEASE);
 }
 

@@ -44,6 +44,7 @@ void percpu_init_bsp(void)
 	/* The APIC ID is filled in by smp_init, once the APIC is up. */
 	percpu_setup(&bsp_percpu, 0, 0);
 	percpu_load(&bsp_percpu);
+	lockcheck_start();
 }
 
 struct percpu *percpu_of(unsigned id)

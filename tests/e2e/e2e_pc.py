@@ -29,7 +29,8 @@ import threading
 import time
 
 from bare import GUESTS, QemuError, SHUTDOWN, TIMEOUT
-from machine import GUESTS_DIR, scenario_main, PROMPT, BochsConsole, Machine, guest_lines, make_iso
+from machine import GUESTS_DIR, scenario_main, PROMPT, BochsConsole, Machine, check_lockcheck, \
+    guest_lines, make_iso
 
 SCENARIOS = ["pc_bare", "pc_sprig_svm", "pc_sprig_vmx"]
 
@@ -153,6 +154,7 @@ def run_qemu(kernel=None, cdrom=None, args="", testdev=True, mem="128M", timeout
         qmp.join(2)
         seconds = time.time() - start
         output = out.decode("utf-8", "replace").replace("\r\n", "\n")
+        check_lockcheck(output)  # sprig's, when it boots sprig (cdrom)
         errors = [line for line in err.decode("utf-8", "replace").splitlines()
                   if line.strip() and "warning" not in line and "QEMU waiting" not in line]
         if timed_out:

@@ -32,6 +32,47 @@ class Timeout(Exception):
     pass
 
 
+# A lock-rule violation sprig found (arch/x86/lockcheck.c, docs/locking.md):
+# every line of its report starts with this. Any boot that prints it fails.
+LOCKCHECK_MARKER = "lockcheck: "
+SPRIG_ELF = os.path.join(ROOT, "build", "sprig.elf")
+
+
+class LockcheckViolation(Exception):
+    pass
+
+
+def symbolize(text):
+    """The report's addresses as function (file:line), inlined callers too."""
+    addrs = sorted(set(re.findall(r"0x[0-9a-f]+", text)))
+    if not addrs or not os.path.exists(SPRIG_ELF):
+        return text
+    try:
+        out = subprocess.run(["addr2line", "-f", "-i", "-p", "-e", SPRIG_ELF, *addrs],
+                             capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return text
+    names, lines = {}, out.splitlines()
+    # -i prints an address's inlined callers on lines of their own, after it.
+    k = -1
+    for line in lines:
+        if line.startswith(" (inlined by)") and k >= 0:
+            names[addrs[k]] += "; " + line.strip()
+        elif k + 1 < len(addrs):
+            k += 1
+            names[addrs[k]] = line.strip()
+    return re.sub(r"0x[0-9a-f]+",
+                  lambda m: "%s [%s]" % (m.group(0), names.get(m.group(0), "?")), text)
+
+
+def check_lockcheck(log):
+    """Raise LockcheckViolation, with the reports symbolized, if sprig printed one."""
+    if LOCKCHECK_MARKER not in log:
+        return
+    report = "\n".join(l for l in log.splitlines() if l.startswith(LOCKCHECK_MARKER))
+    raise LockcheckViolation("sprig reported a lock-rule violation:\n" + symbolize(report))
+
+
 class Console:
     """sprig's serial console, whatever carries it; `log` keeps everything it
     printed. Subclasses give _recv (bytes, b"" at the end, None for nothing
@@ -124,6 +165,7 @@ class Machine(Console):
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
+        check_lockcheck(self.log)
 
 
 BOCHSRC = """megs: {megs}
@@ -174,9 +216,11 @@ def _run_bochs_locked(iso, model, megs, timeout, cpus):
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
         with open(out, "rb") as f:
-            return f.read().decode("utf-8", "replace").replace("\r\n", "\n")
+            log = f.read().decode("utf-8", "replace").replace("\r\n", "\n")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    check_lockcheck(log)
+    return log
 
 
 class BochsConsole(Console):
@@ -231,6 +275,7 @@ class BochsConsole(Console):
         finally:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.lock.close()
+        check_lockcheck(self.log)
 
 
 def guest_lines(out, vm):
