@@ -4,6 +4,7 @@
  * invalidation) instead of writing a frame already copied; the new leaf is
  * installed where none is (no flush), and the old frame is freed only after
  * the flush, when no CPU can reach it. */
+#include "mm/dirty_log.h"
 #include "mm/mmu_internal.h"
 #include "lib/string.h"
 
@@ -86,9 +87,12 @@ enum mmu_migrate_result mmu_migrate_page(struct mmu *mmu, uint64_t gpa,
 	}
 	old = backing_peek(&s->backing, gfn - s->base_gfn);
 	memcpy(pa_to_va(copy), pa_to_va(old), PAGE_SIZE);
-	if (patch)
+	if (patch) {
+		/* sprig's own write into the page: logged as mmu_write_guest's. */
 		*(uint64_t *)((char *)pa_to_va(copy) + (patch->offset & (PAGE_SIZE - 8))) =
 			patch->value;
+		dirty_log_sprig_write(mmu, s, gfn);
+	}
 	backing_replace(&s->backing, gfn - s->base_gfn, copy);
 	if (old_leaf != SPTE_NONE)
 		map_copy(mmu, gfn, old_leaf, copy);

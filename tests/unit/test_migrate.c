@@ -4,6 +4,7 @@
  * model TLB catches a migration whose flush reaches no TLB; pages that are
  * not a frame of their own are refused. */
 #include "check.h"
+#include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "svm/npt.h"
@@ -210,5 +211,25 @@ TEST(migrate_refusals)
 	CHECK_EQ_U64(e.flushes, 0);
 	CHECK(mmu_audit_passes(&e.mmu));
 	mmu_destroy(&child.mmu);
+	env_destroy(&e);
+}
+
+/* The word a migration patches is sprig's write into the guest's page: it
+ * is in the dirty log, as mmu_write_guest's writes are; a plain move is not. */
+TEST(migrate_patch_dirty_logged)
+{
+	static struct migrate_env e;
+	struct mmu_page_patch patch = { .offset = 8, .value = 0x5a };
+	uint64_t word = 7, log[4 * MiB / PAGE_SIZE / 64];
+
+	env_init(&e, &npt_format, BACKING_LAZY);
+	REQUIRE(mmu_write_guest(&e.mmu, PAGE_GPA, &word, sizeof(word)) == 0);
+	REQUIRE(mmu_dirty_log_enable(&e.mmu, 0, true) == 0);
+	CHECK(mmu_migrate_page(&e.mmu, PAGE_GPA, NULL) == MIGRATE_DONE);
+	CHECK(mmu_dirty_log_get(&e.mmu, 0, log) == 0);
+	CHECK(mmu_migrate_page(&e.mmu, PAGE_GPA, &patch) == MIGRATE_DONE);
+	CHECK(mmu_dirty_log_get(&e.mmu, 0, log) == 1);
+	CHECK_EQ_U64(log[(PAGE_GPA >> PAGE_SHIFT) / 64], 1ull << ((PAGE_GPA >> PAGE_SHIFT) % 64));
+	CHECK(mmu_audit_passes(&e.mmu));
 	env_destroy(&e);
 }
