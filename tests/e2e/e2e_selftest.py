@@ -28,6 +28,13 @@ def modules(names):
     return [os.path.join(GUESTS_DIR, g + ".elf") for g in names]
 
 
+def guest_failures(out, check_name):
+    """A guest check's own FAIL lines (its VM is st-NAME), to say why it failed."""
+    vm = "st-" + check_name[len("guest-"):] if check_name.startswith("guest-") else None
+    lines = [l for l in out.splitlines() if vm and l.startswith("[%s] " % vm) and "FAIL" in l]
+    return "".join("\n  " + l for l in lines[:8])
+
+
 def qemu_selftest(check):
     m = Machine(make_iso("selftest", "", modules(GUESTS)), smp=2)
     try:
@@ -40,7 +47,7 @@ def qemu_selftest(check):
         check("selftest/every-check-reported", sorted(v) == sorted(CHECKS), out)
         for name in CHECKS:
             check("selftest/%s-pass" % name, v.get(name, ("none",))[0] == "PASS",
-                  "%s: %r" % (name, v.get(name)))
+                  "%s: %r%s" % (name, v.get(name), guest_failures(out, name)))
         check("selftest/summary", "selftest: %d passed, 0 failed, 0 skipped" % len(CHECKS)
               in out, out[-800:])
         check("selftest/caps-names-backend", "svm with npt" in v.get("caps", ("", ""))[1],
