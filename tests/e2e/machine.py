@@ -225,9 +225,12 @@ def _run_bochs_locked(iso, model, megs, timeout, cpus):
 
 class BochsConsole(Console):
     """Bochs running sprig, its COM1 on a TCP socket: the console driven
-    interactively, as Machine drives QEMU's. Holds the one-Bochs lock."""
+    interactively, as Machine drives QEMU's. Holds the one-Bochs lock.
+    debugger: Bochs's debugger reads its commands from a pipe (self.proc's
+    stdin and stdout) once the rc file's "c" stops running, instead of
+    quitting."""
 
-    def __init__(self, iso, model="corei7_skylake_x", megs=512):
+    def __init__(self, iso, model="corei7_skylake_x", megs=512, cpus=1, debugger=False):
         self.lock = open(BOCHS_LOCK, "w")
         fcntl.flock(self.lock, fcntl.LOCK_EX)
         self.tmp = tempfile.mkdtemp(prefix="sprig-bochs-")
@@ -241,17 +244,19 @@ class BochsConsole(Console):
             conf = os.path.join(self.tmp, "bochsrc")
             rc = os.path.join(self.tmp, "rc")
             with open(rc, "w") as f:
-                f.write("c\nquit\n")
-            text = BOCHSRC.format(megs=megs, model=model, iso=iso, out="/dev/null", cpus=1,
+                f.write("c\n" if debugger else "c\nquit\n")
+            text = BOCHSRC.format(megs=megs, model=model, iso=iso, out="/dev/null", cpus=cpus,
                                   log=os.path.join(self.tmp, "bochs.log"))
             text = text.replace("com1: enabled=1, mode=file, dev=/dev/null",
                                 "com1: enabled=1, mode=socket-client, dev=127.0.0.1:%d"
                                 % srv.getsockname()[1])
             with open(conf, "w") as f:
                 f.write(text)
-            self.proc = subprocess.Popen(["bochs", "-q", "-f", conf, "-rc", rc],
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, start_new_session=True)
+            pipe = subprocess.PIPE if debugger else subprocess.DEVNULL
+            self.proc = subprocess.Popen(["bochs", "-q", "-f", conf, "-rc", rc], stdin=pipe,
+                                         stdout=pipe,
+                                         stderr=subprocess.STDOUT if debugger else pipe,
+                                         start_new_session=True)
             self.sock, _ = srv.accept()
         finally:
             srv.close()

@@ -6,7 +6,6 @@ simulation at its prompt), each CPU's registers and a frame-pointer walk
 A RIP is sprig's when the bytes there are sprig.elf's: sprig and the test
 guests are both linked low, so an address alone cannot tell a CPU in sprig
 from one in a guest."""
-import fcntl
 import json
 import os
 import re
@@ -15,10 +14,9 @@ import signal
 import socket
 import struct
 import subprocess
-import tempfile
 import time
 
-from machine import BOCHS_LOCK, BOCHSRC, ROOT, BochsConsole, Timeout
+from machine import ROOT, BochsConsole, Timeout
 
 SPRIG_ELF = os.path.join(ROOT, "build", "sprig.elf")
 FRAMES = 8
@@ -170,31 +168,7 @@ class BochsDebugConsole(BochsConsole):
 
     def __init__(self, iso, cpus=2, model="corei7_skylake_x", megs=512):
         self.cpus = cpus
-        self.lock = open(BOCHS_LOCK, "w")
-        fcntl.flock(self.lock, fcntl.LOCK_EX)
-        self.tmp = tempfile.mkdtemp(prefix="sprig-bochs-")
-        self.sock = None
-        self._start_log()
-        srv = socket.socket()
-        try:
-            srv.bind(("127.0.0.1", 0))
-            srv.listen(1)
-            srv.settimeout(60)
-            conf, rc = os.path.join(self.tmp, "bochsrc"), os.path.join(self.tmp, "rc")
-            with open(rc, "w") as f:
-                f.write("c\n")  # then the debugger reads its standard input
-            with open(conf, "w") as f:
-                f.write(BOCHSRC.format(megs=megs, model=model, iso=iso, cpus=cpus,
-                                       log=os.path.join(self.tmp, "bochs.log"),
-                                       out="/dev/null").replace(
-                    "com1: enabled=1, mode=file, dev=/dev/null",
-                    "com1: enabled=1, mode=socket-client, dev=127.0.0.1:%d" % srv.getsockname()[1]))
-            self.proc = subprocess.Popen(["bochs", "-q", "-f", conf, "-rc", rc],
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-            self.sock, _ = srv.accept()
-        finally:
-            srv.close()
+        super().__init__(iso, model=model, megs=megs, cpus=cpus, debugger=True)
 
     def _debugger(self, line, timeout=60):
         """Send a debugger command (None: none, only wait), return its output up to the prompt."""
