@@ -147,6 +147,10 @@ class Test:
         self.check = d.get("check", "").split()
         self.timeout = int(re.sub(r"s$", "", d.get("timeout", "90")))
 
+    def seconds(self, scale):
+        """The run's timeout: at least a second (timeout 0 would mean none)."""
+        return max(1, int(round(self.timeout * scale)))
+
     def mem_bytes(self):
         """QEMU's -m (MiB unless suffixed), 128 MiB by default, as sprig's default."""
         p = self.qemu_params
@@ -214,7 +218,7 @@ def run_bare(t, scale):
         reason = "%s only, but ACCEL=tcg" % t.accel
     if reason:
         return Result("SKIP", detail=reason)
-    timeout = t.timeout * scale
+    timeout = t.seconds(scale)
     cmd = ["timeout", "-k", "5", str(timeout), "qemu-system-x86_64", "--no-reboot", "-nodefaults",
            "-device", "pc-testdev", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x4",
            "-display", "none", "-serial", "stdio", "-device", "pci-testdev",
@@ -250,7 +254,8 @@ def sprig_iso(tests):
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
     mods = []
-    for f in sorted({t.flat for t in tests}):
+    # Only what sprig runs: a test skipped (another arch, no .flat built) is not carried.
+    for f in sorted({t.flat for t in tests if not t.skip_reason(SPRIG_CHECKS.get)}):
         dst = os.path.join(d, module_name(f) + ".elf")
         shutil.copy(f, dst)
         mods.append(dst)
@@ -297,7 +302,7 @@ class SprigSession:
             self.boot()
         self.n += 1
         vm = "kut%d" % self.n
-        timeout = t.timeout * scale
+        timeout = t.seconds(scale)
         mem = min(t.mem_bytes(), SPRIG_MEM_MAX)
         create = "vm create %s %s mem=%dM vcpus=%d" % (vm, module_name(t.flat), mem >> 20, t.smp)
         if t.args:
@@ -394,7 +399,7 @@ def main():
     bare = {}
     for t in tests:
         bare[t.name] = Result("SKIP", detail="not run (--no-bare)") if a.no_bare else \
-            run_bare(t, int(scale))
+            run_bare(t, scale)
         print("bare  %-40s %s %s" % (t.name, bare[t.name].verdict, bare[t.name].detail), flush=True)
     session = SprigSession(sprig_iso(tests), a.backend)
     rows, record = [], []
@@ -402,7 +407,7 @@ def main():
     os.makedirs(logs, exist_ok=True)
     try:
         for t in tests:
-            r = session.run(t, int(scale))
+            r = session.run(t, scale)
             print("sprig %-40s %s %s" % (t.name, r.verdict, r.detail), flush=True)
             rows.append((t.name, bare[t.name], r))
             rec = {"test": t.name, "bare": bare[t.name].as_dict(), "sprig": r.as_dict()}

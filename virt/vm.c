@@ -351,7 +351,8 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		vm_teardown(vm, true);
 		return NULL;
 	}
-	if (platform_init(vm, !a->no_testdev)) {
+	/* A kernel boots as after the firmware; a saved state has its own. */
+	if (platform_init(vm, !a->no_testdev, !a->state)) {
 		ksnprintf(err, errlen, "out of memory for the chipset");
 		vm_teardown(vm, true);
 		return NULL;
