@@ -130,29 +130,6 @@ void pic_init(struct pic *p)
 	p->chip[SLAVE].elcr_mask = 0xde;  /* IRQ 8 and 13: edge only */
 }
 
-/* As the firmware does it, through the ports: the chips' own state follows. */
-void pic_init_firmware(struct pic *p)
-{
-	static const struct { uint16_t port; uint8_t val; } seq[] = {
-		{ PIC_MASTER_CMD, ICW1_SELECT | ICW1_IC4 },
-		{ PIC_SLAVE_CMD, ICW1_SELECT | ICW1_IC4 },
-		{ PIC_MASTER_DATA, PIC_FIRMWARE_MASTER_BASE },
-		{ PIC_SLAVE_DATA, PIC_FIRMWARE_SLAVE_BASE },
-		{ PIC_MASTER_DATA, 1u << PIC_CASCADE_IRQ }, /* ICW3: the slave on IR2 */
-		{ PIC_SLAVE_DATA, PIC_CASCADE_IRQ },         /* ICW3: its cascade identity */
-		{ PIC_MASTER_DATA, 0x01 },                   /* ICW4: 8086 mode */
-		{ PIC_SLAVE_DATA, 0x01 },
-		{ PIC_MASTER_DATA, PIC_FIRMWARE_MASTER_IMR },
-		{ PIC_SLAVE_DATA, PIC_FIRMWARE_SLAVE_IMR },
-		{ PIC_ELCR_MASTER, PIC_FIRMWARE_ELCR_MASTER },
-		{ PIC_ELCR_SLAVE, PIC_FIRMWARE_ELCR_SLAVE },
-	};
-
-	pic_init(p);
-	for (unsigned i = 0; i < sizeof seq / sizeof seq[0]; i++)
-		pic_port_write(p, seq[i].port, seq[i].val);
-}
-
 /* OCW2 (8259A "Operation Command Words"): bits 7:5 R, SL, EOI; bits 2:0 the
  * level for the specific forms. */
 static void chip_ocw2(struct pic_chip *c, uint8_t val)

@@ -8,9 +8,8 @@
  * Choices (details at each function in pic.c):
  *   - Power-on: real 8259As are undefined until ICW1; QEMU resets each chip as
  *     ICW1 does (IMR 0 = all unmasked, ISR/IRR 0, vector base 0, IR0 highest
- *     priority, reads return IRR) with ELCR 0 (all edge). sprig does the same
- *     (pic_init); a kernel's VM starts as the firmware leaves the pair
- *     (pic_init_firmware).
+ *     priority, reads return IRR) with ELCR 0 (all edge). sprig does the same:
+ *     nothing reaches the CPU anyway until the guest unmasks LINT0.
  *   - ICW1 (8259A "Initialization Command Words") resets the chip's state but
  *     keeps level-triggered requests pending and the ELCR (as QEMU). ICW3's
  *     value is ignored: the cascade is wired (slave on IR2); ICW4's SFNM and
@@ -61,20 +60,6 @@ struct pic {
 };
 
 void pic_init(struct pic *p);
-/* Power-on, then programmed as SeaBIOS leaves the pair when QEMU starts a
- * kernel (-kernel): PIC_FIRMWARE_* below. */
-void pic_init_firmware(struct pic *p);
-/* SeaBIOS's pic_setup (src/hw/pic.c): ICW1-ICW4 with the real-mode vector
- * bases, then the IRQs it has handlers for unmasked (clock_setup, the PS/2,
- * floppy, FPU and ATA set-up), and its PCI set-up routes the interrupt links
- * to IRQ 10 and 11, level-triggered in the ELCR. Measured on QEMU's pc
- * machine here (docs/platform.md): IMR 0xb8 / 0x8e, ELCR 0x0c00. */
-#define PIC_FIRMWARE_MASTER_BASE 0x08
-#define PIC_FIRMWARE_SLAVE_BASE 0x70
-#define PIC_FIRMWARE_MASTER_IMR 0xb8 /* IRQ 0, 1, 2 (cascade), 6 unmasked */
-#define PIC_FIRMWARE_SLAVE_IMR 0x8e  /* IRQ 8, 12, 13, 14 unmasked */
-#define PIC_FIRMWARE_ELCR_MASTER 0x00
-#define PIC_FIRMWARE_ELCR_SLAVE 0x0c /* IRQ 10 and 11: level (PCI) */
 /* Ports 0x20 0x21 0xa0 0xa1 0x4d0 0x4d1. */
 uint8_t pic_port_read(struct pic *p, uint16_t port);
 void pic_port_write(struct pic *p, uint16_t port, uint8_t val);

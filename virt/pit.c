@@ -345,14 +345,6 @@ void pit_init(struct pit *p, uint64_t tsc_khz)
 	}
 }
 
-void pit_init_firmware(struct pit *p, uint64_t tsc_khz, uint64_t now)
-{
-	pit_init(p, tsc_khz);
-	pit_port_write(p, PIT_PORT_CMD, 0 << 6 | PIT_RW_LOHI << 4 | 2 << 1, now);
-	pit_port_write(p, PIT_PORT_CH0, 0, now);
-	pit_port_write(p, PIT_PORT_CH0, 0, now);
-}
-
 uint8_t pit_port_read(struct pit *p, uint16_t port, uint64_t now)
 {
 	if (port >= PIT_PORT_CH0 && port < PIT_PORT_CH0 + 3)

@@ -100,10 +100,6 @@ struct pit {
 };
 
 void pit_init(struct pit *p, uint64_t tsc_khz);
-/* Power-on, then as SeaBIOS leaves it when QEMU starts a kernel (its
- * pit_setup, src/clock.c): channel 0 in mode 2, lo/hi, binary, count 0
- * (65536: 18.2 Hz), loaded at now; channels 1 and 2 as at power-on. */
-void pit_init_firmware(struct pit *p, uint64_t tsc_khz, uint64_t now);
 uint8_t pit_port_read(struct pit *p, uint16_t port, uint64_t now);   /* 0x40-0x43, 0x61; other ports read 0xff */
 void pit_port_write(struct pit *p, uint16_t port, uint8_t val, uint64_t now);
 /* Channel 0's interrupt: how many rising edges of OUT0 happened since the last

@@ -38,52 +38,7 @@ static void testdev_flush(void *ctx, uint64_t gpa)
 		mmu_zap(&vm->mmu, gpa, PAGE_SIZE);
 }
 
-/* The real-mode interrupt handlers the firmware leaves, at F000:FF00 in the
- * reserved BIOS area: an IRET for every vector, and for the PIC's vectors a
- * handler that ends the interrupt first (SeaBIOS's init_ivt: entry_iret_official,
- * entry_hwpic1 and entry_hwpic2, whose BIOS services sprig does not offer). */
-#define FW_SEG 0xf000
-#define FW_STUBS_GPA 0xfff00ull
-#define FW_IRET 0x00  /* offsets in the stubs from FW_STUBS_GPA */
-#define FW_HWPIC1 0x01
-#define FW_HWPIC2 0x08
-static const uint8_t fw_stubs[] = {
-	0xcf,                                     /* iret */
-	0x50, 0xb0, 0x20, 0xe6, 0x20, 0x58, 0xcf, /* push ax; mov al,0x20; out 0x20,al; pop ax; iret */
-	0x50, 0xb0, 0x20, 0xe6, 0xa0, 0xe6, 0x20, /* push ax; mov al,0x20; out 0xa0,al; out 0x20,al; */
-	0x58, 0xcf,                               /* pop ax; iret */
-};
-
-static int write_firmware_ivt(struct vm *vm)
-{
-	uint32_t ivt[256];
-	uint32_t seg = (uint32_t)FW_SEG << 16, off = FW_STUBS_GPA & 0xffff;
-
-	for (unsigned v = 0; v < 256; v++)
-		ivt[v] = seg | (off + FW_IRET);
-	for (unsigned i = 0; i < 8; i++) {
-		ivt[PIC_FIRMWARE_MASTER_BASE + i] = seg | (off + FW_HWPIC1);
-		ivt[PIC_FIRMWARE_SLAVE_BASE + i] = seg | (off + FW_HWPIC2);
-	}
-	if (mmu_write_guest(&vm->mmu, FW_STUBS_GPA, fw_stubs, sizeof(fw_stubs)) ||
-	    mmu_write_guest(&vm->mmu, 0, ivt, sizeof(ivt)))
-		return -1;
-	return 0;
-}
-
-/* What SeaBIOS leaves of the BSP's APIC (smp_scan): software-enabled, LINT0
- * ExtINT and LINT1 NMI, both level, so the PIC reaches the CPU. */
-static void firmware_bsp_apic(struct vm *vm, uint64_t now)
-{
-	struct lapic *a = &vm->vcpus[0]->apic;
-
-	lapic_mmio_write(a, LAPIC_REG_SVR, 4, lapic_mmio_read(a, LAPIC_REG_SVR, 4, now) | LAPIC_SVR_ENABLE,
-			 now);
-	lapic_mmio_write(a, LAPIC_REG_LVT_LINT0, 4, LAPIC_LVT_LEVEL | LAPIC_DM_EXTINT << 8, now);
-	lapic_mmio_write(a, LAPIC_REG_LVT_LINT1, 4, LAPIC_LVT_LEVEL | LAPIC_DM_NMI << 8, now);
-}
-
-int platform_init(struct vm *vm, bool testdev, bool firmware)
+int platform_init(struct vm *vm, bool testdev)
 {
 	struct platform *p = &vm->platform;
 	uint64_t tsc = vm_guest_tsc(vm);
@@ -96,16 +51,8 @@ int platform_init(struct vm *vm, bool testdev, bool firmware)
 	ioapic_init(&p->ioapic, &vm->apic_bus);
 	vm->apic_bus.level_eoi = ioapic_level_eoi;
 	vm->apic_bus.level_eoi_ctx = &p->ioapic;
-	if (firmware) {
-		pic_init_firmware(&p->pic);
-		pit_init_firmware(&p->pit, tsc_khz(), tsc);
-		firmware_bsp_apic(vm, tsc);
-		if (write_firmware_ivt(vm))
-			goto fail;
-	} else {
-		pic_init(&p->pic);
-		pit_init(&p->pit, tsc_khz());
-	}
+	pic_init(&p->pic);
+	pit_init(&p->pit, tsc_khz());
 	/* The RTC reads the host's wall clock as of the guest's TSC now. */
 	rtc_init(&p->rtc, tsc_khz(), wall - (tsc_khz() ? tsc / (tsc_khz() * 1000) : 0),
 		 vm->mem_bytes);
@@ -117,10 +64,6 @@ int platform_init(struct vm *vm, bool testdev, bool firmware)
 	p->testdev_on = testdev;
 	testdev_init(&p->testdev, iomem ? pa_to_va(iomem) : NULL, &ops);
 	return 0;
-fail:
-	if (iomem)
-		frame_free(iomem, TESTDEV_IOMEM_ORDER);
-	return -1;
 }
 
 void platform_destroy(struct vm *vm)

@@ -48,13 +48,9 @@ struct platform {
 };
 
 /* Set up the chipset of a VM whose vCPUs exist, their APICs on vm->apic_bus, with
- * pc-testdev when testdev (its 64 KiB MMIO window is allocated here). The
- * devices start at power-on; with `firmware` (a VM that boots a kernel, as
- * QEMU's -kernel does after SeaBIOS) as the firmware leaves them: the PIC and
- * PIT programmed, the BSP's APIC passing the PIC on, the real-mode IVT with
- * handlers that end the PIC's interrupts (docs/platform.md, "Start state").
- * 0, or -1 when out of memory. */
-int platform_init(struct vm *vm, bool testdev, bool firmware);
+ * pc-testdev when testdev (its 64 KiB MMIO window is allocated here). 0, or
+ * -1 when out of memory. */
+int platform_init(struct vm *vm, bool testdev);
 void platform_destroy(struct vm *vm);
 /* Write the ACPI tables into guest memory (a VM that boots a kernel). */
 int platform_write_acpi(struct vm *vm);

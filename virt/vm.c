@@ -351,8 +351,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		vm_teardown(vm, true);
 		return NULL;
 	}
-	/* A kernel boots as after the firmware; a saved state has its own. */
-	if (platform_init(vm, !a->no_testdev, !a->state)) {
+	if (platform_init(vm, !a->no_testdev)) {
 		ksnprintf(err, errlen, "out of memory for the chipset");
 		vm_teardown(vm, true);
 		return NULL;
