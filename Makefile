@@ -23,7 +23,7 @@ QEMU_MEM ?= 1G
 
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 
-KERNEL_DIRS := boot arch/x86 lib mm virt virt/bench svm vmx
+KERNEL_DIRS := boot arch/x86 lib mm dev virt virt/bench svm vmx
 KSRCS := $(foreach d,$(KERNEL_DIRS),$(wildcard $(d)/*.c $(d)/*.S))
 KOBJS := $(patsubst %,$(B)/k/%.o,$(KSRCS))
 
@@ -40,10 +40,10 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c virt/bzimage_loader.c virt/pvclock.c \
 		   virt/msr_policy.c virt/state_check.c virt/console_line.c svm/saved_state.c \
-		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c virt/lapic.c virt/lapic_timer.c \
-		   virt/lapic_ipi.c virt/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
-		   virt/ioapic.c virt/pic.c virt/pit.c virt/rtc.c virt/pmtimer.c virt/fwcfg.c \
-		   virt/acpi_tables.c virt/pci.c virt/testdev.c virt/cpu_list.c virt/uart16550.c)
+		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c dev/lapic.c dev/lapic_timer.c \
+		   dev/lapic_ipi.c dev/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
+		   dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/pmtimer.c dev/fwcfg.c \
+		   dev/acpi_tables.c dev/pci.c dev/testdev.c virt/cpu_list.c dev/uart16550.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c) tests/targets.c
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/targets.c tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
@@ -160,7 +160,7 @@ FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c test
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
 FUZZ_SRCS_parse := lib/parse.c
-FUZZ_SRCS_snapshot := virt/state_check.c virt/lapic.c virt/lapic_timer.c virt/lapic_ipi.c virt/lapic_state.c \
+FUZZ_SRCS_snapshot := virt/state_check.c dev/lapic.c dev/lapic_timer.c dev/lapic_ipi.c dev/lapic_state.c \
 	svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c lib/print.c
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c lib/print.c

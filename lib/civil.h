@@ -1,6 +1,6 @@
 /* Civil dates and Unix time (UTC, proleptic Gregorian calendar), after
  * H. Hinnant's days-from-civil algorithm. Used for the host's CMOS clock
- * (arch/x86/cmos.c) and the guests' RTC (virt/rtc.c). */
+ * (arch/x86/cmos.c) and the guests' RTC (dev/rtc.c). */
 #pragma once
 #include <stdint.h>
 

@@ -7,7 +7,7 @@
 #include "mm/split.h"
 #include "virt/guest_mode.h"
 #include "virt/kick.h"
-#include "virt/lapic.h"
+#include "dev/lapic.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -228,7 +228,7 @@ struct vcpu {
 	struct kick_sync kick; /* its entries, requests, and the host CPU it runs on */
 	uint64_t arrivals_kicked; /* its APIC's arrivals another CPU kicked it for */
 	struct vcpu_stats stats;
-	struct lapic apic;     /* its local APIC (virt/lapic.c) */
+	struct lapic apic;     /* its local APIC (dev/lapic.c) */
 	struct tdp_table_cache table_cache; /* page tables for its faults, filled before mmu_lock */
 };
 

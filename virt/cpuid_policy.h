@@ -53,7 +53,7 @@ struct cpuid_host {
  * 0x40000001-0x4fffffff read zero but KVM's clock leaves (virt/pvclock.h). */
 #define CPUID_LEAF_HYPERVISOR 0x40000000u
 
-/* The rate of the virtual local APIC's timer input (virt/lapic), which leaf
+/* The rate of the virtual local APIC's timer input (dev/lapic), which leaf
  * 0x15 states as the core crystal clock and leaf 0x16 as the bus clock. */
 #define CPUID_APIC_BUS_HZ 1000000000u
 

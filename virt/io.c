@@ -1,6 +1,6 @@
-/* Port I/O: COM1 (a 16550A, virt/uart16550.c, on IRQ 4), QEMU's
+/* Port I/O: COM1 (a 16550A, dev/uart16550.c, on IRQ 4), QEMU's
  * isa-debug-exit at 0xf4, the bench port (virt/bench_port.h), the chipset's
- * ports (virt/platform.c), and all ones for everything else. */
+ * ports (dev/platform.c), and all ones for everything else. */
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
 #include "virt/bench_port.h"

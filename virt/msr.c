@@ -14,7 +14,7 @@
 #include "lib/print.h"
 #include "virt/cpuid_policy.h"
 #include "virt/emulate.h"
-#include "virt/lapic.h"
+#include "dev/lapic.h"
 #include "virt/msr_policy.h"
 #include "virt/pvclock.h"
 

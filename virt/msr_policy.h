@@ -38,7 +38,7 @@
  *                      the legacy performance counters, as KVM answers them
  *                      without a vPMU: read 0, writes of any value dropped
  *   APIC_BASE, TSC_DEADLINE, x2APIC 0x800-0x8ff
- *                      the vCPU's local APIC (virt/lapic.c), which checks
+ *                      the vCPU's local APIC (dev/lapic.c), which checks
  *                      them by the SDM's rules */
 #pragma once
 #include <stdbool.h>
@@ -50,7 +50,7 @@ enum msr_home {
 	MSR_HOME_NONE,    /* not an MSR sprig offers: #GP on read and write */
 	MSR_HOME_BACKEND, /* the VMCB or VMCS, or beside it: backend msr_read/msr_write */
 	MSR_HOME_VIRT,    /* virt/msr.c: the TSC offset, or a fixed value */
-	MSR_HOME_APIC,    /* the local APIC model (virt/lapic.c) */
+	MSR_HOME_APIC,    /* the local APIC model (dev/lapic.c) */
 };
 
 /* What the checks of a write need to know of the vCPU. */

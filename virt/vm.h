@@ -5,9 +5,9 @@
 #include "lib/parse.h"
 #include "mm/mmu.h"
 #include "virt/hypercall.h"
-#include "virt/platform.h"
+#include "dev/platform.h"
 #include "virt/backend.h"
-#include "virt/uart16550.h"
+#include "dev/uart16550.h"
 #include "arch/x86/smp.h"
 
 struct snapshot_image;

@@ -9,7 +9,7 @@
  *    dying at the magic.
  * A state that passes must be one sprig can load without reaching outside
  * its buffers: the properties below are what vm_state_load relies on. An
- * accepted APIC state is also loaded into the model (virt/lapic.c) and run a
+ * accepted APIC state is also loaded into the model (dev/lapic.c) and run a
  * little: it must still pass afterwards, as every state the model reaches
  * must. */
 #include "arch/x86/regs.h"

@@ -1,8 +1,8 @@
-/* virt/acpi_tables.c: the guest's ACPI tables, built into an arena below
+/* dev/acpi_tables.c: the guest's ACPI tables, built into an arena below
  * 4 GiB (MAP_32BIT) whose host addresses serve as guest addresses, then read
  * back with sprig's own parser (arch/x86/acpi.c) and byte by byte. */
 #include "check.h"
-#include "virt/acpi_tables.h"
+#include "dev/acpi_tables.h"
 #include "arch/x86/acpi.h"
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
-/* virt/fwcfg.c: fw_cfg's traditional I/O interface. */
+/* dev/fwcfg.c: fw_cfg's traditional I/O interface. */
 #include "check.h"
 #include "tests/unit/vm_e820.h"
-#include "virt/fwcfg.h"
+#include "dev/fwcfg.h"
 #include <string.h>
 
 static void sel(struct fwcfg *f, uint16_t key)

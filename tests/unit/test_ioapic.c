@@ -1,9 +1,9 @@
-/* The I/O APIC model (virt/ioapic.c) against the 82093AA datasheet and QEMU's
- * behaviour, routing to local APIC models (virt/lapic*.c) on a lapic_bus; and
+/* The I/O APIC model (dev/ioapic.c) against the 82093AA datasheet and QEMU's
+ * behaviour, routing to local APIC models (dev/lapic*.c) on a lapic_bus; and
  * the LAPIC's level-triggered EOI hook (lapic_bus.level_eoi). */
 #include "check.h"
-#include "virt/ioapic.h"
-#include "virt/lapic.h"
+#include "dev/ioapic.h"
+#include "dev/lapic.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -459,7 +459,7 @@ TEST(ioapic_other_modes)
 	CHECK(rte_rd(&io, 0) & RTE_REMOTE_IRR);
 }
 
-/* ---- the LAPIC's hook (virt/lapic.c eoi()) ---- */
+/* ---- the LAPIC's hook (dev/lapic.c eoi()) ---- */
 
 static unsigned hook_calls;
 static uint8_t hook_vector;

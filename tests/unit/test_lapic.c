@@ -1,7 +1,7 @@
-/* The local APIC model (virt/lapic.c), against the SDM vol. 3A chapter 10. */
+/* The local APIC model (dev/lapic.c), against the SDM vol. 3A chapter 10. */
 #include "check.h"
 #include "tests/rng.h"
-#include "virt/lapic.h"
+#include "dev/lapic.h"
 #include <stdint.h>
 #include <string.h>
 

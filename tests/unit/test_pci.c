@@ -1,6 +1,6 @@
-/* virt/pci.c: configuration mechanism 1 and the pc machine's bus-0 functions. */
+/* dev/pci.c: configuration mechanism 1 and the pc machine's bus-0 functions. */
 #include "check.h"
-#include "virt/pci.h"
+#include "dev/pci.h"
 
 static uint32_t cfg_addr(unsigned bus, unsigned dev, unsigned fn, unsigned reg)
 {

@@ -1,7 +1,7 @@
-/* The 8259A pair (virt/pic.c) against the 8259A datasheet and QEMU's i8259,
+/* The 8259A pair (dev/pic.c) against the 8259A datasheet and QEMU's i8259,
  * initialised as Linux and SeaBIOS do it. */
 #include "check.h"
-#include "virt/pic.h"
+#include "dev/pic.h"
 #include <stdint.h>
 
 #define MB 0x20 /* vector bases: Linux's (0x30/0x38 there), here SeaBIOS-like */

@@ -1,7 +1,7 @@
-/* The 8254 PIT model (virt/pit.c) against the Intel 8254 datasheet, and the
+/* The 8254 PIT model (dev/pit.c) against the Intel 8254 datasheet, and the
  * calibration sequences Linux and SeaBIOS run on it. */
 #include "check.h"
-#include "virt/pit.h"
+#include "dev/pit.h"
 #include <stdint.h>
 
 /* TSC rates: Bochs' 200 MHz, odd measured rates, a round one. */

@@ -1,6 +1,6 @@
-/* The ACPI PM timer model (virt/pmtimer.c). */
+/* The ACPI PM timer model (dev/pmtimer.c). */
 #include "check.h"
-#include "virt/pmtimer.h"
+#include "dev/pmtimer.h"
 #include <stdint.h>
 
 TEST(pmtimer_rate_and_wrap)

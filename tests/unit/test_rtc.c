@@ -1,8 +1,8 @@
-/* The CMOS RTC model (virt/rtc.c) against the MC146818A datasheet and the
+/* The CMOS RTC model (dev/rtc.c) against the MC146818A datasheet and the
  * CMOS bytes QEMU's pc machine sets. */
 #include "check.h"
 #include "lib/civil.h"
-#include "virt/rtc.h"
+#include "dev/rtc.h"
 #include <stdint.h>
 
 static uint8_t cmos_rd(struct rtc *r, uint8_t i, uint64_t now)

@@ -1,7 +1,7 @@
-/* virt/testdev.c: QEMU's pc-testdev model, register by register and access
+/* dev/testdev.c: QEMU's pc-testdev model, register by register and access
  * size by access size, with the IRQ-line and flush-page callbacks recorded. */
 #include "check.h"
-#include "virt/testdev.h"
+#include "dev/testdev.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,9 +1,9 @@
-/* virt/uart16550.c: the 16550A model register by register, its FIFO and
+/* dev/uart16550.c: the 16550A model register by register, its FIFO and
  * trigger levels, the interrupt priorities, loopback and the IRQ line, and
  * the probe Linux's 8250 driver runs (drivers/tty/serial/8250/8250_port.c,
  * autoconfig). */
 #include "check.h"
-#include "virt/uart16550.h"
+#include "dev/uart16550.h"
 #include <string.h>
 
 static void power_on(struct uart16550 *u)

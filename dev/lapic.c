@@ -4,7 +4,7 @@
  * numbers below are that chapter's. The timer is in lapic_timer.c, IPIs and
  * LINT in lapic_ipi.c, saved state in lapic_state.c; what they share with
  * this file is declared in lapic_internal.h. */
-#include "virt/lapic_internal.h"
+#include "dev/lapic_internal.h"
 #include "lib/string.h"
 
 #define LVT_DELIVERY_STATUS (1u << 12)   /* read-only: always idle here */

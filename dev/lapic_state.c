@@ -2,7 +2,7 @@
  * clones, virt/vcpu_state.h): save, load, and the check that an image's state
  * is one this model could hold. Apart from the live model: it needs only the
  * model's register bits and power-on values (lapic_internal.h). */
-#include "virt/lapic_internal.h"
+#include "dev/lapic_internal.h"
 #include "lib/print.h"
 #include "lib/string.h"
 

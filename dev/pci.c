@@ -1,6 +1,6 @@
 /* PCI configuration mechanism 1 and the pc machine's bus-0 functions; the
  * choices are in pci.h. */
-#include "virt/pci.h"
+#include "dev/pci.h"
 #include "lib/string.h"
 
 #define DEVFN(d, f) ((uint8_t)((d) << 3 | (f)))

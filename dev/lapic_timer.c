@@ -3,7 +3,7 @@
  * vCPU loop calls lapic_timer_update and asks lapic_timer_next. Apart from
  * the register file (lapic.c) so the counting arithmetic stands on its own;
  * its hooks for the register file are declared in lapic_internal.h. */
-#include "virt/lapic_internal.h"
+#include "dev/lapic_internal.h"
 
 #define DEFAULT_TSC_KHZ 1000000ull       /* used when tsc_khz is 0: 1 GHz */
 

@@ -1,5 +1,5 @@
 /* ACPI table builder; the choices are in acpi_tables.h. */
-#include "virt/acpi_tables.h"
+#include "dev/acpi_tables.h"
 #include "lib/string.h"
 
 #define HDR_LEN 36

@@ -1,5 +1,5 @@
-/* The ACPI PM timer model: see virt/pmtimer.h. */
-#include "virt/pmtimer.h"
+/* The ACPI PM timer model: see dev/pmtimer.h. */
+#include "dev/pmtimer.h"
 
 void pmtimer_init(struct pmtimer *t, uint64_t tsc_khz)
 {

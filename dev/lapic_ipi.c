@@ -3,7 +3,7 @@
  * through the ICR over the lapic_bus, and the LINT pins. Apart from the
  * register file (lapic.c), which calls send_ipi and send_self_ipi
  * (lapic_internal.h). */
-#include "virt/lapic_internal.h"
+#include "dev/lapic_internal.h"
 
 #define DFR_MODEL_FLAT 0xfu
 #define X2APIC_BROADCAST 0xffffffffu

@@ -1,7 +1,7 @@
 /* The 8259A pair (pic.h), after the Intel 8259A datasheet ("Initialization
  * Command Words", "Operation Command Words", "Interrupt Sequence", "The
  * Cascade Buffer/Comparator") and the PIIX ELCR, behaving as QEMU's i8259. */
-#include "virt/pic.h"
+#include "dev/pic.h"
 #include "lib/string.h"
 
 enum { MASTER, SLAVE };

@@ -1,10 +1,10 @@
-/* What the local APIC model's files share: virt/lapic.c (vector sets, state
+/* What the local APIC model's files share: dev/lapic.c (vector sets, state
  * queries, acceptance and EOI, the register file, MMIO, MSRs, reset and
- * IA32_APIC_BASE), virt/lapic_timer.c, virt/lapic_ipi.c and
- * virt/lapic_state.c. Internal to the model: nothing outside virt/lapic*.c
- * includes this; the public interface is virt/lapic.h. */
+ * IA32_APIC_BASE), dev/lapic_timer.c, dev/lapic_ipi.c and
+ * dev/lapic_state.c. Internal to the model: nothing outside dev/lapic*.c
+ * includes this; the public interface is dev/lapic.h. */
 #pragma once
-#include "virt/lapic.h"
+#include "dev/lapic.h"
 
 #define DFR_RESERVED_ONES 0x0fffffffu /* DFR bits 27:0 read as ones */
 

@@ -149,7 +149,7 @@ struct lapic_bus {
 	/* Optional (NULL: none): called when an APIC on this bus EOIs a vector
 	 * whose TMR bit was set, i.e. a level-triggered interrupt. This is the EOI
 	 * message the local APICs broadcast to the I/O APICs (SDM 10.8.5), which
-	 * clears their Remote IRR (virt/ioapic.h: ioapic_eoi). */
+	 * clears their Remote IRR (dev/ioapic.h: ioapic_eoi). */
 	void (*level_eoi)(void *ctx, uint8_t vector);
 	void *level_eoi_ctx;
 };

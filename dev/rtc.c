@@ -1,5 +1,5 @@
-/* The CMOS RTC model: see virt/rtc.h for the choices. */
-#include "virt/rtc.h"
+/* The CMOS RTC model: see dev/rtc.h for the choices. */
+#include "dev/rtc.h"
 #include "lib/civil.h"
 #include "lib/string.h"
 

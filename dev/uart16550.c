@@ -1,5 +1,5 @@
-/* The 16550A UART model: see virt/uart16550.h for the choices. */
-#include "virt/uart16550.h"
+/* The 16550A UART model: see dev/uart16550.h for the choices. */
+#include "dev/uart16550.h"
 
 #define IER_BITS 0x0f
 #define MCR_BITS 0x1f

@@ -113,7 +113,7 @@ struct fwcfg {
 };
 
 void fwcfg_init(struct fwcfg *f, const struct fwcfg_config *c);
-/* A VM's fw_cfg (virt/platform.c): ram_bytes of RAM, cpus, no graphics, and
+/* A VM's fw_cfg (dev/platform.c): ram_bytes of RAM, cpus, no graphics, and
  * as etc/e820 the VM's memory map (virt/e820.h), the one its boot loader
  * gives it. */
 void fwcfg_init_vm(struct fwcfg *f, uint64_t ram_bytes, unsigned cpus);

@@ -1,8 +1,8 @@
 /* The I/O APIC model (ioapic.h), after the Intel 82093AA datasheet (register
  * descriptions) and the ICH IOxAPIC's EOI register; routing of messages per
  * the Intel SDM vol. 3A 10.6 (destinations) and 10.8.5 (EOI). */
-#include "virt/ioapic.h"
-#include "virt/lapic.h"
+#include "dev/ioapic.h"
+#include "dev/lapic.h"
 #include "lib/string.h"
 
 #define ID_SHIFT 24

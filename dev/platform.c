@@ -1,11 +1,11 @@
 /* The VM's chipset (platform.h). */
-#include "virt/platform.h"
+#include "dev/platform.h"
 #include "arch/x86/cmos.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
-#include "virt/acpi_tables.h"
+#include "dev/acpi_tables.h"
 #include "virt/emulate.h"
 #include "virt/vm.h"
 

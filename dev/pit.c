@@ -1,5 +1,5 @@
-/* The 8254 PIT model: see virt/pit.h for the choices. */
-#include "virt/pit.h"
+/* The 8254 PIT model: see dev/pit.h for the choices. */
+#include "dev/pit.h"
 #include "lib/string.h"
 
 static uint64_t tsc_hz(const struct pit *p)

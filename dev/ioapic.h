@@ -45,7 +45,7 @@
  *     lowest arbitration priority, ties to the lowest APIC ID: the same rule
  *     as the LAPIC's lowest-priority IPIs (lapic_ipi.c).
  *   - SMI and ExtINT messages are not sent (ExtINT: the 8259 reaches the CPU
- *     through LINT0, virt/pic.h; virtual wire through the I/O APIC is not
+ *     through LINT0, dev/pic.h; virtual wire through the I/O APIC is not
  *     modelled). No interrupt-storm throttling (QEMU delays re-delivery after
  *     10000 back-to-back EOIs; there is no time here).
  *   - delivered[pin] counts the messages sent for that pin (whether or not

@@ -1,20 +1,20 @@
 /* A VM's chipset, the PC half that is not the CPU (docs/platform.md, part 2):
  * the I/O APIC, the 8259 pair, the PIT, the CMOS clock, the ACPI PM block
  * with its timer, fw_cfg, PCI configuration, the reset ports and QEMU's
- * pc-testdev. The device models are pure (virt/ioapic.c, pic.c, pit.c,
+ * pc-testdev. The device models are pure (dev/ioapic.c, pic.c, pit.c,
  * rtc.c, pmtimer.c, fwcfg.c, pci.c, testdev.c); this wires them to a VM:
  * ports and pages to devices, ISA IRQ lines to the PIC and the I/O APIC,
  * timers to the run loop, power-off and reset to the VM's end. */
 #pragma once
 #include "virt/e820.h"
-#include "virt/fwcfg.h"
-#include "virt/ioapic.h"
-#include "virt/pci.h"
-#include "virt/pic.h"
-#include "virt/pit.h"
-#include "virt/pmtimer.h"
-#include "virt/rtc.h"
-#include "virt/testdev.h"
+#include "dev/fwcfg.h"
+#include "dev/ioapic.h"
+#include "dev/pci.h"
+#include "dev/pic.h"
+#include "dev/pit.h"
+#include "dev/pmtimer.h"
+#include "dev/rtc.h"
+#include "dev/testdev.h"
 #include <stdbool.h>
 #include <stdint.h>
 

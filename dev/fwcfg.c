@@ -1,5 +1,5 @@
 /* fw_cfg's traditional I/O interface; the choices are in fwcfg.h. */
-#include "virt/fwcfg.h"
+#include "dev/fwcfg.h"
 #include "lib/string.h"
 
 /* Everything fwcfg_init can add, at the largest config: the items' fixed data

@@ -1,8 +1,8 @@
-/* QEMU's pc-testdev as a pure model (virt/testdev.h). Every access is cut into
+/* QEMU's pc-testdev as a pure model (dev/testdev.h). Every access is cut into
  * byte lanes, lane i being port (or offset) start + i and bits 8i..8i+7 of
  * the value: QEMU splits unaligned and over-wide accesses the same way, so the
  * bytes that land are the same. */
-#include "virt/testdev.h"
+#include "dev/testdev.h"
 #include "lib/string.h"
 
 #define SCRATCH_END (TESTDEV_PORT_SCRATCH + 4u)
