@@ -39,7 +39,7 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 # too: unit tests, concurrency tests and benchmarks run the real code.
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c virt/bzimage_loader.c virt/pvclock.c \
-		   virt/msr_policy.c virt/state_check.c virt/console_line.c svm/saved_state.c \
+		   virt/msr_policy.c virt/state_check.c virt/state_record.c virt/console_line.c svm/saved_state.c \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c dev/lapic.c dev/lapic_timer.c \
 		   dev/lapic_ipi.c dev/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
 		   dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/pmtimer.c dev/fwcfg.c \
@@ -160,7 +160,7 @@ FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c test
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
 FUZZ_SRCS_parse := lib/parse.c
-FUZZ_SRCS_snapshot := virt/state_check.c dev/lapic.c dev/lapic_timer.c dev/lapic_ipi.c dev/lapic_state.c \
+FUZZ_SRCS_snapshot := virt/state_check.c virt/state_record.c dev/lapic.c dev/lapic_timer.c dev/lapic_ipi.c dev/lapic_state.c \
 	svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c lib/print.c
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c lib/print.c

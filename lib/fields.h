@@ -44,8 +44,9 @@ static inline void field_bytes(struct field_io *io, void *p, uint32_t n)
 
 static inline void field_bool(struct field_io *io, bool *p, const char *name)
 {
-	uint8_t b = *p;
+	uint8_t b;
 
+	memcpy(&b, p, 1); /* as bytes: a model may hold what a bad image put there */
 	field_bytes(io, &b, 1);
 	if (!io->load || io->overrun)
 		return;

@@ -238,3 +238,6 @@ extern const struct virt_backend *backend;
  * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither
  * the VMCB nor the VMCS holds it. */
 void msr_load_tsc_aux(const struct vcpu *v);
+/* A restored vCPU's paravirtual clock: its structure written anew for this
+ * machine's TSC rate, when the guest enabled it (virt/msr.c). */
+void msr_pvclock_resume(struct vcpu *v);

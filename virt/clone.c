@@ -26,16 +26,17 @@ static int clone_point_caller(const struct vm *parent)
 
 struct vm *vm_clone(struct vm *parent, const char *name, char *err, size_t errlen)
 {
-	unsigned order = order_for(vm_saved_state_bytes(parent->nr_vcpus));
+	uint32_t bytes = vm_state_bytes(parent);
+	unsigned order = order_for(bytes);
 	struct vm_create_args a = {
 		.name = name,
 		.mem_bytes = parent->mem_bytes,
 		.args = parent->args,
 		.vcpus = parent->nr_vcpus,
 		.clone_of = parent,
+		.no_testdev = !parent->platform.testdev_on,
 	};
 	int caller = clone_point_caller(parent);
-	struct vm_saved_state *state;
 	struct vm *clone = NULL;
 	paddr_t pa;
 
@@ -48,17 +49,16 @@ struct vm *vm_clone(struct vm *parent, const char *name, char *err, size_t errle
 		ksnprintf(err, errlen, "out of memory for the state of %u vCPUs", parent->nr_vcpus);
 		return NULL;
 	}
-	a.state = state = pa_to_va(pa);
-	if (vm_state_save(parent, state, err, errlen)) {
-		/* At a clone point a clone's call returns 0, whatever an
-		 * earlier clone made the parent's return. */
-		if (caller >= 0)
-			state->vcpu[caller].regs.rax = 0;
+	a.state = pa_to_va(pa);
+	if (vm_state_save(parent, pa_to_va(pa), bytes, &a.state_bytes, err, errlen))
 		clone = vm_create(&a, err, errlen);
-	}
 	frame_free(pa, order);
 	if (!clone)
 		return NULL;
+	/* At a clone point a clone's call returns 0, whatever an earlier clone
+	 * made the parent's return. */
+	if (caller >= 0)
+		clone->vcpus[caller]->regs.rax = 0;
 	clone->restored_from = parent->restored_from;
 	if (caller >= 0)
 		parent->vcpus[caller]->regs.rax = vm_clone_number(clone);

@@ -107,8 +107,8 @@ static int vm_restore_cmd(int argc, char **argv)
 	}
 	kprintf("vm %s created: %llu MiB restored from image '%s' in %u KiB chunks", argv[2],
 		(unsigned long long)(img->mem_bytes >> 20), img->name, chunk_pages * 4);
-	if (img->state->nr_vcpus > 1)
-		kprintf(", %u vCPUs", img->state->nr_vcpus);
+	if (img->nr_vcpus > 1)
+		kprintf(", %u vCPUs", img->nr_vcpus);
 	kprintf("\n");
 	return 0;
 }
@@ -245,9 +245,9 @@ static int vm_snapshot_cmd(int argc, char **argv)
 	}
 	kprintf("vm %s snapshot: image '%s', %llu MiB at rip 0x%llx", vm->name, img->name,
 		(unsigned long long)(img->mem_bytes >> 20),
-		(unsigned long long)img->state->vcpu[0].regs.rip);
-	if (img->state->nr_vcpus > 1)
-		kprintf(", %u vCPUs", img->state->nr_vcpus);
+		(unsigned long long)img->rip);
+	if (img->nr_vcpus > 1)
+		kprintf(", %u vCPUs", img->nr_vcpus);
 	kprintf("\n");
 	return 0;
 }
@@ -260,8 +260,8 @@ static int vm_images_cmd(void)
 		kprintf("no images\n");
 	for (; img; img = snapshot_next(img))
 		kprintf("%-16s %6llu MiB  %s  %2u vCPUs  rip 0x%llx%s\n", img->name,
-			(unsigned long long)(img->mem_bytes >> 20), img->state->vcpu[0].backend,
-			img->state->nr_vcpus, (unsigned long long)img->state->vcpu[0].regs.rip,
+			(unsigned long long)(img->mem_bytes >> 20), img->backend,
+			img->nr_vcpus, (unsigned long long)img->rip,
 			img->memory_pa ? "" : "  (module)");
 	return 0;
 }

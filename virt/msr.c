@@ -151,6 +151,12 @@ static void pvclock_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	pvclock_publish_time_info(v->mmu, val & ~1ull, &v->pvclock_version, &s);
 }
 
+void msr_pvclock_resume(struct vcpu *v)
+{
+	if (v->pvclock_msr & 1)
+		pvclock_msr_write(v, MSR_KVM_SYSTEM_TIME_NEW, v->pvclock_msr);
+}
+
 static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
 {
 	v->stats.msr_unknown++;

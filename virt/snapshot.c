@@ -32,6 +32,25 @@ static struct snapshot_image *image_slot(const char *name, char *err, size_t err
 	return NULL;
 }
 
+/* vCPU 0's backend and RIP, from its checked record. */
+static void image_summary(struct snapshot_image *img)
+{
+	static struct vcpu_state cpu;
+	const struct record_header *h;
+	const void *payload;
+	uint32_t pos = 0;
+	char err[8];
+
+	while (record_next(img->state, img->state_bytes, &pos, &h, &payload, err, sizeof(err))) {
+		if (h->id == REC_CPU && !h->instance) {
+			record_load(&cpu_record, payload, h->length, &cpu);
+			memcpy(img->backend, cpu.backend, sizeof(img->backend));
+			img->backend[sizeof(img->backend) - 1] = 0;
+			img->rip = cpu.regs.rip;
+		}
+	}
+}
+
 static const struct snapshot_image *find_taken(const char *name)
 {
 	for (int i = 0; i < SNAPSHOT_MAX; i++)
@@ -44,7 +63,7 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 					   size_t errlen)
 {
 	struct snapshot_image *img;
-	struct vm_saved_state *st;
+	uint32_t state_bytes = vm_state_bytes(vm);
 
 	if (vm->state != VM_READY && vm->state != VM_PAUSED) {
 		ksnprintf(err, errlen, "'%s' is not paused (run it to an HC_SNAPSHOT_POINT, or "
@@ -62,7 +81,8 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 	if (!(img = image_slot(name, err, errlen)))
 		return NULL;
 	img->mem_bytes = vm->mem_bytes;
-	img->state_order = order_for(vm_saved_state_bytes(vm->nr_vcpus));
+	img->nr_vcpus = vm->nr_vcpus;
+	img->state_order = order_for(state_bytes);
 	img->memory_order = order_for(vm->mem_bytes);
 	img->state_pa = frame_alloc(img->state_order);
 	img->memory_pa = frame_alloc(img->memory_order);
@@ -72,16 +92,17 @@ const struct snapshot_image *snapshot_take(struct vm *vm, const char *name, char
 		snapshot_free(img);
 		return NULL;
 	}
-	st = pa_to_va(img->state_pa);
-	img->state = st;
+	img->state = pa_to_va(img->state_pa);
 	img->memory = pa_to_va(img->memory_pa);
-	if (!vm_state_save(vm, st, err, errlen) ||
+	if (!vm_state_save(vm, pa_to_va(img->state_pa), state_bytes, &img->state_bytes, err,
+			   errlen) ||
 	    mmu_save_memory(&vm->mmu, 0, pa_to_va(img->memory_pa), vm->mem_bytes)) {
 		if (!err[0])
 			ksnprintf(err, errlen, "guest memory has a hole");
 		snapshot_free(img);
 		return NULL;
 	}
+	image_summary(img);
 	return img;
 }
 
@@ -90,23 +111,32 @@ static const struct snapshot_image *module_image(const char *name, const struct 
 						 char *err, size_t errlen)
 {
 	const struct snapshot_header *h = (const void *)(uintptr_t)mod->start;
-	const struct vm_saved_state *state;
 	struct snapshot_image *img;
+	unsigned nr_vcpus = 0;
 	char why[160];
 
 	if (!name_valid(name)) {
 		ksnprintf(err, errlen, "module '%s' cannot name an image (%s)", name, NAME_RULE);
 		return NULL;
 	}
-	if (!snapshot_header_check(h, mod->end - mod->start, &state, why, sizeof(why)) ||
-	    !vm_state_check(state, why, sizeof(why))) {
+	if (!snapshot_header_check(h, mod->end - mod->start, why, sizeof(why)) ||
+	    !vm_state_check((const char *)h + h->state_offset, h->state_bytes, &nr_vcpus, why,
+			    sizeof(why))) {
 		ksnprintf(err, errlen, "module '%s': %s", name, why);
+		return NULL;
+	}
+	if (nr_vcpus != h->vcpus) {
+		ksnprintf(err, errlen, "module '%s': the VM state holds %u vCPUs, the header says %u",
+			  name, nr_vcpus, h->vcpus);
 		return NULL;
 	}
 	if (!(img = image_slot(name, err, errlen)))
 		return NULL;
 	img->mem_bytes = h->mem_bytes;
-	img->state = state;
+	img->state = (const char *)h + h->state_offset;
+	img->state_bytes = h->state_bytes;
+	img->nr_vcpus = nr_vcpus;
+	image_summary(img);
 	img->memory = (const char *)h + h->memory_offset;
 	return img;
 }
@@ -155,8 +185,10 @@ struct vm *vm_restore(const char *name, const struct snapshot_image *img, uint32
 		.restore_bytes = img->mem_bytes,
 		.chunk_pages = chunk_pages,
 		.args = args,
-		.vcpus = img->state->nr_vcpus,
+		.vcpus = img->nr_vcpus,
 		.state = img->state,
+		.state_bytes = img->state_bytes,
+		.no_testdev = !vm_state_has(img->state, img->state_bytes, REC_TESTDEV),
 	};
 	unsigned max = smp_online_count() * VM_VCPUS_PER_CPU;
 	struct vm *vm;

@@ -7,25 +7,29 @@
 #include "virt/vcpu_state.h"
 
 #define SNAPSHOT_MAGIC "SPRIGSNP"
-#define SNAPSHOT_VERSION 5
+#define SNAPSHOT_VERSION 6
 #define SNAPSHOT_MAX 8
 
 /* At offset 0 of an image file; offsets count from there. */
 struct snapshot_header {
 	char magic[8];
 	uint32_t version;
-	uint32_t state_bytes;   /* the struct vm_saved_state: vm_saved_state_bytes(vcpus) */
+	uint32_t state_bytes;   /* the VM state's records (virt/vcpu_state.h) */
 	uint64_t mem_bytes;     /* guest memory, one slot at guest-physical 0 */
-	uint64_t state_offset;  /* the struct vm_saved_state */
+	uint64_t state_offset;  /* the records, 8-byte aligned */
 	uint64_t memory_offset; /* the guest's memory, page-aligned */
-	uint32_t vcpus;         /* 1 to VM_VCPUS_MAX */
-	uint32_t vcpu_bytes;    /* sizeof(struct vcpu_state) */
+	uint32_t vcpus;         /* 1 to VM_VCPUS_MAX, as the VM record says */
+	uint32_t reserved;      /* zero */
 };
 
 struct snapshot_image {
 	char name[NAME_LEN_MAX + 1];
 	uint64_t mem_bytes;
-	const struct vm_saved_state *state;
+	const void *state;      /* the records */
+	uint32_t state_bytes;
+	unsigned nr_vcpus;
+	char backend[8];        /* vCPU 0's backend and RIP, for the console */
+	uint64_t rip;
 	const void *memory;
 	/* Taken images own two blocks; a module's image owns nothing. */
 	paddr_t state_pa, memory_pa;

@@ -9,11 +9,9 @@
 #define XSAVE_HEADER 512
 #define XSAVE_HEADER_BYTES 64
 
-bool snapshot_header_check(const void *blob, uint64_t size, const struct vm_saved_state **state,
-			   char *err, size_t errlen)
+bool snapshot_header_check(const void *blob, uint64_t size, char *err, size_t errlen)
 {
 	const struct snapshot_header *h = blob;
-	const struct vm_saved_state *st;
 
 	if (size < sizeof(*h) || memcmp(h->magic, SNAPSHOT_MAGIC, sizeof(h->magic)) != 0) {
 		ksnprintf(err, errlen, "not a snapshot image (no %s header)", SNAPSHOT_MAGIC);
@@ -24,24 +22,18 @@ bool snapshot_header_check(const void *blob, uint64_t size, const struct vm_save
 			  SNAPSHOT_VERSION);
 		return false;
 	}
-	if (h->vcpu_bytes != sizeof(struct vcpu_state)) {
-		ksnprintf(err, errlen, "vCPU state of %u bytes, this sprig's is %zu", h->vcpu_bytes,
-			  sizeof(struct vcpu_state));
+	if (h->vcpus < 1 || h->vcpus > VM_VCPUS_MAX || h->reserved) {
+		ksnprintf(err, errlen, "%u vCPUs (1 to %d), reserved 0x%x", h->vcpus, VM_VCPUS_MAX,
+			  h->reserved);
 		return false;
 	}
-	if (h->vcpus < 1 || h->vcpus > VM_VCPUS_MAX) {
-		ksnprintf(err, errlen, "%u vCPUs (1 to %d)", h->vcpus, VM_VCPUS_MAX);
-		return false;
-	}
-	if (h->state_bytes != vm_saved_state_bytes(h->vcpus)) {
-		ksnprintf(err, errlen, "VM state of %u bytes, %zu for %u vCPUs", h->state_bytes,
-			  vm_saved_state_bytes(h->vcpus), h->vcpus);
-		return false;
-	}
-	if ((h->state_offset & 7) || h->state_offset < sizeof(*h) || h->state_offset > size ||
+	if (!h->state_bytes || h->state_bytes > SNAPSHOT_STATE_MAX || (h->state_offset & 7) ||
+	    h->state_offset < sizeof(*h) || h->state_offset > size ||
 	    size - h->state_offset < h->state_bytes) {
-		ksnprintf(err, errlen, "VM state at 0x%llx is unaligned or outside the %llu-byte image",
-			  (unsigned long long)h->state_offset, (unsigned long long)size);
+		ksnprintf(err, errlen, "VM state of %u bytes at 0x%llx is unaligned, over %u bytes or "
+			  "outside the %llu-byte image", h->state_bytes,
+			  (unsigned long long)h->state_offset, SNAPSHOT_STATE_MAX,
+			  (unsigned long long)size);
 		return false;
 	}
 	if (!h->mem_bytes || (h->mem_bytes & (PAGE_SIZE - 1)) || h->mem_bytes > SNAPSHOT_MEM_MAX) {
@@ -60,13 +52,6 @@ bool snapshot_header_check(const void *blob, uint64_t size, const struct vm_save
 		ksnprintf(err, errlen, "VM state and memory overlap");
 		return false;
 	}
-	st = (const void *)((const char *)blob + h->state_offset);
-	if (st->nr_vcpus != h->vcpus) {
-		ksnprintf(err, errlen, "the VM state holds %u vCPUs, the header says %u", st->nr_vcpus,
-			  h->vcpus);
-		return false;
-	}
-	*state = st;
 	return true;
 }
 
@@ -124,7 +109,7 @@ static bool fpu_area_check(const struct vcpu_state *st, const struct fpu_limits 
 /* The run loop's flags: a halted vCPU waits for an interrupt, an AP after
  * INIT for a start-up IPI (lapic_accept_start: never the BSP), not both
  * (INIT ends a halt). */
-static bool run_flags_check(const struct vcpu_state *st, char *err, size_t errlen)
+static bool run_flags_check(const struct vcpu_state *st, unsigned index, char *err, size_t errlen)
 {
 	if (st->halted > 1 || st->wait_sipi > 1 || st->reserved[0] || st->reserved[1]) {
 		ksnprintf(err, errlen, "run flags halted %u, wait_sipi %u, reserved 0x%x", st->halted,
@@ -135,21 +120,23 @@ static bool run_flags_check(const struct vcpu_state *st, char *err, size_t errle
 		ksnprintf(err, errlen, "halted and waiting for a start-up IPI at once");
 		return false;
 	}
-	if (st->wait_sipi && (st->apic.apic_base & LAPIC_BASE_BSP)) {
+	if (st->wait_sipi && index == 0) {
 		ksnprintf(err, errlen, "the BSP waits for a start-up IPI");
 		return false;
 	}
 	return true;
 }
 
-bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_name,
-			     const struct fpu_limits *lim, const struct apic_limits *apic,
-			     char *err, size_t errlen)
+static bool cpu_check(const void *model, const struct record_limits *lim, char *err,
+		      size_t errlen)
 {
+	const struct vcpu_state *st = model;
+	const struct fpu_limits *fpu = lim->fpu;
+
 	if (strnlen(st->backend, sizeof(st->backend)) == sizeof(st->backend) ||
-	    strcmp(st->backend, backend_name) != 0) {
+	    strcmp(st->backend, lim->backend) != 0) {
 		ksnprintf(err, errlen, "the state is from the '%.8s' backend, this CPU runs %s",
-			  st->backend, backend_name);
+			  st->backend, lim->backend);
 		return false;
 	}
 	if (st->arch_bytes > VCPU_ARCH_STATE_MAX) {
@@ -157,37 +144,49 @@ bool vcpu_state_check_common(const struct vcpu_state *st, const char *backend_na
 			  VCPU_ARCH_STATE_MAX);
 		return false;
 	}
-	if (st->xsave_bytes != lim->area_bytes) {
+	if (st->xsave_bytes != fpu->area_bytes) {
 		ksnprintf(err, errlen, "the FPU area is %u bytes, here %u", st->xsave_bytes,
-			  lim->area_bytes);
+			  fpu->area_bytes);
 		return false;
 	}
-	if (!xcr0_valid(st->xcr0, lim->xsave ? lim->xcr0_allowed : XCR0_X87)) {
+	if (!xcr0_valid(st->xcr0, fpu->xsave ? fpu->xcr0_allowed : XCR0_X87)) {
 		ksnprintf(err, errlen, "XCR0 0x%llx is not one XSETBV accepts here (allowed 0x%llx)",
-			  (unsigned long long)st->xcr0, (unsigned long long)lim->xcr0_allowed);
+			  (unsigned long long)st->xcr0, (unsigned long long)fpu->xcr0_allowed);
 		return false;
 	}
-	if (!fpu_area_check(st, lim, err, errlen))
-		return false;
-	if (st->apic.initial_id != apic->apic_id) {
-		ksnprintf(err, errlen, "APIC initial ID 0x%x, this vCPU's is 0x%x", st->apic.initial_id,
-			  apic->apic_id);
-		return false;
-	}
-	/* IA32_APIC_BASE.BSP is read-only: vCPU 0's APIC alone has it. */
-	if (!(st->apic.apic_base & LAPIC_BASE_BSP) != (apic->apic_id != 0)) {
-		ksnprintf(err, errlen, "APIC base 0x%llx: the BSP flag belongs to APIC ID 0 alone",
-			  (unsigned long long)st->apic.apic_base);
-		return false;
-	}
-	return run_flags_check(st, err, errlen) &&
-	       lapic_state_check(&st->apic, apic->phys_bits, err, errlen);
+	return fpu_area_check(st, fpu, err, errlen) &&
+	       run_flags_check(st, lim->instance, err, errlen) &&
+	       lim->arch_check(st->arch, st->arch_bytes, &st->regs, err, errlen);
 }
 
-bool vm_state_check_common(const struct vm_saved_state *st, const char *backend_name,
-			   const struct fpu_limits *lim, unsigned phys_bits, char *err,
+static void cpu_fields(void *model, struct field_io *io)
+{
+	struct vcpu_state *st = model;
+
+	FIELD(io, st->backend);
+	FIELD(io, st->regs);
+	FIELD(io, st->xcr0);
+	FIELD(io, st->guest_tsc);
+	FIELD(io, st->halted);
+	FIELD(io, st->wait_sipi);
+	FIELD(io, st->reserved);
+	FIELD(io, st->xsave_bytes);
+	FIELD(io, st->arch_bytes);
+	FIELD(io, st->xsave);
+	FIELD(io, st->arch);
+}
+
+const struct record_type cpu_record = {
+	.id = REC_CPU, .version = 1, .per_vcpu = true, .name = "cpu",
+	.model_bytes = sizeof(struct vcpu_state), .fields = cpu_fields, .check = cpu_check,
+};
+
+static bool vm_saved_check(const void *model, const struct record_limits *lim, char *err,
 			   size_t errlen)
 {
+	const struct vm_saved *st = model;
+
+	(void)lim;
 	if (st->nr_vcpus < 1 || st->nr_vcpus > VM_VCPUS_MAX || st->reserved) {
 		ksnprintf(err, errlen, "%u vCPUs (1 to %d), reserved 0x%x", st->nr_vcpus,
 			  VM_VCPUS_MAX, st->reserved);
@@ -198,22 +197,158 @@ bool vm_state_check_common(const struct vm_saved_state *st, const char *backend_
 			  sizeof(st->uart.line));
 		return false;
 	}
-	uint8_t overflow;
-	memcpy(&overflow, &st->lost.overflow, 1);
-	if (st->lost.count > VM_LOST_MAX || overflow > 1) {
-		ksnprintf(err, errlen, "%u lost ranges (at most %d), overflow flag %u", st->lost.count,
-			  VM_LOST_MAX, overflow);
+	if (st->lost.count > VM_LOST_MAX) {
+		ksnprintf(err, errlen, "%u lost ranges (at most %d)", st->lost.count, VM_LOST_MAX);
 		return false;
 	}
-	for (unsigned i = 0; i < st->nr_vcpus; i++) {
-		struct apic_limits apic = { .phys_bits = phys_bits, .apic_id = i };
-		char why[144];
+	return true;
+}
 
-		if (!vcpu_state_check_common(&st->vcpu[i], backend_name, lim, &apic, why,
-					     sizeof(why))) {
-			ksnprintf(err, errlen, "vCPU %u: %s", i, why);
+static void vm_saved_fields(void *model, struct field_io *io)
+{
+	struct vm_saved *st = model;
+
+	FIELD(io, st->nr_vcpus);
+	FIELD(io, st->reserved);
+	FIELD(io, st->uart);
+	FIELD(io, st->lost.range);
+	FIELD(io, st->lost.count);
+	FIELD_BOOL(io, st->lost.overflow);
+	FIELD(io, st->pvclock_wall_msr);
+}
+
+const struct record_type vm_record = {
+	.id = REC_VM, .version = 1, .name = "vm", .model_bytes = sizeof(struct vm_saved),
+	.fields = vm_saved_fields, .check = vm_saved_check,
+};
+
+/* The MSR values are the guest's as WRMSR took them: sprig checks the gpa
+ * each time it writes the clock structure, as at the guest's write. */
+static bool msrs_check(const void *model, const struct record_limits *lim, char *err,
+		       size_t errlen)
+{
+	const struct vcpu_msrs *m = model;
+
+	(void)lim;
+	if (m->pvclock_msr & 6) {
+		ksnprintf(err, errlen, "pvclock MSR 0x%llx: structure not 4-byte aligned",
+			  (unsigned long long)m->pvclock_msr);
+		return false;
+	}
+	return true;
+}
+
+static void msrs_fields(void *model, struct field_io *io)
+{
+	struct vcpu_msrs *m = model;
+
+	FIELD(io, m->pvclock_msr);
+	FIELD(io, m->pvclock_version);
+	FIELD(io, m->tsc_aux);
+}
+
+const struct record_type msrs_record = {
+	.id = REC_MSRS, .version = 1, .per_vcpu = true, .name = "msrs",
+	.model_bytes = sizeof(struct vcpu_msrs), .fields = msrs_fields, .check = msrs_check,
+};
+
+/* The local APIC, staged through struct lapic_state (lapic_state_save/load). */
+static bool apic_check(const void *model, const struct record_limits *lim, char *err,
+		       size_t errlen)
+{
+	const struct lapic_state *s = model;
+
+	if (s->initial_id != lim->instance) {
+		ksnprintf(err, errlen, "APIC initial ID 0x%x, this vCPU's is 0x%x", s->initial_id,
+			  lim->instance);
+		return false;
+	}
+	/* IA32_APIC_BASE.BSP is read-only: vCPU 0's APIC alone has it. */
+	if (!(s->apic_base & LAPIC_BASE_BSP) != (lim->instance != 0)) {
+		ksnprintf(err, errlen, "APIC base 0x%llx: the BSP flag belongs to APIC ID 0 alone",
+			  (unsigned long long)s->apic_base);
+		return false;
+	}
+	return lapic_state_check(s, lim->phys_bits, err, errlen);
+}
+
+static void apic_fields(void *model, struct field_io *io)
+{
+	FIELD(io, *(struct lapic_state *)model);
+}
+
+const struct record_type lapic_state_record = {
+	.id = REC_LAPIC, .version = 1, .per_vcpu = true, .name = "lapic",
+	.model_bytes = sizeof(struct lapic_state), .fields = apic_fields, .check = apic_check,
+};
+
+/* Every record type this build reads, and which of them each vCPU has. */
+static const struct record_type *const record_types[] = {
+	&vm_record, &cpu_record, &lapic_state_record, &msrs_record,
+};
+#define RECORD_TYPES (sizeof(record_types) / sizeof(record_types[0]))
+
+static const struct record_type *record_type_of(uint32_t id)
+{
+	for (unsigned i = 0; i < RECORD_TYPES; i++)
+		if (record_types[i]->id == id)
+			return record_types[i];
+	return NULL;
+}
+
+bool vm_records_check(const void *state, uint32_t len, const struct record_limits *limits,
+		      unsigned *nr_vcpus, char *err, size_t errlen)
+{
+	struct record_limits lim = *limits;
+	uint64_t seen[RECORD_TYPES][VM_VCPUS_MAX / 64] = { { 0 } };
+	const struct record_header *h;
+	const void *payload, *model;
+	uint32_t pos = 0;
+	unsigned n = 0;
+
+	while (record_next(state, len, &pos, &h, &payload, err, errlen)) {
+		const struct record_type *t = record_type_of(h->id);
+		unsigned ti;
+
+		if (!t) {
+			ksnprintf(err, errlen, "unknown record id %u", h->id);
 			return false;
 		}
+		for (ti = 0; record_types[ti] != t; ti++)
+			;
+		if (!n && h->id != REC_VM) {
+			ksnprintf(err, errlen, "record %s before the VM's", t->name);
+			return false;
+		}
+		if (t->per_vcpu ? h->instance >= n : h->instance != 0) {
+			ksnprintf(err, errlen, "record %s of vCPU %u in a VM of %u", t->name,
+				  h->instance, n);
+			return false;
+		}
+		if (seen[ti][h->instance / 64] & (1ull << (h->instance % 64))) {
+			ksnprintf(err, errlen, "record %s %u twice", t->name, h->instance);
+			return false;
+		}
+		seen[ti][h->instance / 64] |= 1ull << (h->instance % 64);
+		lim.instance = h->instance;
+		if (!record_check(t, h, payload, &lim, &model, err, errlen))
+			return false;
+		if (h->id == REC_VM)
+			lim.nr_vcpus = n = ((const struct vm_saved *)model)->nr_vcpus;
 	}
+	if (err[0])
+		return false;
+	if (!n) {
+		ksnprintf(err, errlen, "no VM record");
+		return false;
+	}
+	for (unsigned ti = 0; ti < RECORD_TYPES; ti++)
+		for (unsigned i = 0; record_types[ti]->per_vcpu && i < n; i++)
+			if (!(seen[ti][i / 64] & (1ull << (i % 64)))) {
+				ksnprintf(err, errlen, "no record %s for vCPU %u", record_types[ti]->name,
+					  i);
+				return false;
+			}
+	*nr_vcpus = n;
 	return true;
 }

@@ -17,7 +17,7 @@ enum record_id {
 	REC_VM = 1,   /* the VM's own: vCPU count, COM1's partial line, lost ranges */
 	REC_CPU,      /* per vCPU: registers, XSAVE, the backend's state, run flags */
 	REC_LAPIC,    /* per vCPU: the local APIC and its timer */
-	REC_PVCLOCK,  /* per vCPU: the paravirtual clock and TSC_AUX MSRs */
+	REC_MSRS,     /* per vCPU: MSRs virt/ keeps (the paravirtual clock, TSC_AUX) */
 	REC_IOAPIC,
 	REC_PIC,      /* the 8259 pair with the ELCRs */
 	REC_PIT,      /* with channel 2's gate and port 0x61 */
@@ -27,7 +27,11 @@ enum record_id {
 	REC_PCI,
 	REC_TESTDEV,
 	REC_UART,     /* COM1's 16550: registers, FIFOs, its IRQ line */
+	REC_TESTDEV_WINDOW, /* pc-testdev's 64 KiB MMIO scratch window */
 };
+
+struct fpu_limits;
+struct vcpu_regs;
 
 /* What a record's check compares against: the loading VM's shape. */
 struct record_limits {
@@ -35,6 +39,12 @@ struct record_limits {
 	uint64_t mem_bytes;
 	unsigned phys_bits; /* MAXPHYADDR */
 	unsigned instance;  /* a per-vCPU record's vCPU */
+	/* For the vCPU's own record (REC_CPU): the FPU switching this machine
+	 * does, its backend's name and the backend's check of its state. */
+	const struct fpu_limits *fpu;
+	const char *backend;
+	bool (*arch_check)(const void *arch, size_t len, const struct vcpu_regs *regs, char *err,
+			   size_t errlen);
 };
 
 struct record_type {
@@ -66,5 +76,25 @@ static inline uint32_t record_padded(uint32_t n)
 	return (n + RECORD_ALIGN - 1) & ~(uint32_t)(RECORD_ALIGN - 1);
 }
 
+/* The largest model a record type may walk (struct vcpu_state). */
+#define RECORD_MODEL_MAX 12288
+
 /* The payload bytes of a type's record (its field list's walk). */
 uint32_t record_type_bytes(const struct record_type *t);
+/* Append t's record of model at *pos in buf (cap bytes); the bytes it takes
+ * when buf is NULL. False when it does not fit. */
+bool record_put(void *buf, uint32_t cap, uint32_t *pos, const struct record_type *t,
+		unsigned instance, void *model);
+/* The record at *pos of a blob of len bytes: its header and payload, whole
+ * inside the blob; *pos moves past it. False at the end (*err empty) or on
+ * a malformed header (the reason in err). */
+bool record_next(const void *blob, uint32_t len, uint32_t *pos, const struct record_header **h,
+		 const void **payload, char *err, size_t errlen);
+/* Load a record's payload into a zeroed scratch model of its type and check
+ * it: its length, the field list's byte checks, the type's check. On
+ * success *model is the scratch copy (valid until the next call; the console
+ * is the one caller). False with "record NAME[ i]: reason". */
+bool record_check(const struct record_type *t, const struct record_header *h, const void *payload,
+		  const struct record_limits *lim, const void **model, char *err, size_t errlen);
+/* Load a checked record into a live model. */
+void record_load(const struct record_type *t, const void *payload, uint32_t len, void *model);

@@ -1,4 +1,5 @@
-/* VM state capture and load (vcpu_state.h). */
+/* VM state capture and load (vcpu_state.h). The console is the one caller:
+ * the staging copies below are shared. */
 #include "virt/vcpu_state.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
@@ -8,9 +9,36 @@
 #include "virt/fpu.h"
 #include "virt/state_check.h"
 
-static bool save_vcpu(struct vcpu *v, struct vcpu_state *st, uint32_t xsave_bytes, uint64_t now,
-		      char *err, size_t errlen)
+static struct vcpu_state cpu_stage;
+static struct lapic_state apic_stage;
+
+/* The device whose state is record i of the VM's chipset: false past the last. */
+static bool vm_device_record(struct vm *vm, unsigned i, const struct record_type **t,
+			     void **model)
 {
+	(void)vm;
+	(void)i;
+	(void)t;
+	(void)model;
+	return false;
+}
+
+static void *device_model(struct vm *vm, uint32_t id)
+{
+	const struct record_type *t;
+	void *model;
+
+	for (unsigned i = 0; vm_device_record(vm, i, &t, &model); i++)
+		if (t->id == id)
+			return model;
+	return NULL;
+}
+
+static bool stage_cpu(struct vcpu *v, uint64_t now, char *err, size_t errlen)
+{
+	struct vcpu_state *st = &cpu_stage;
+
+	memset(st, 0, sizeof(*st));
 	memcpy(st->backend, backend->name, strnlen(backend->name, sizeof(st->backend) - 1));
 	vcpu_load(v);
 	st->arch_bytes = (uint32_t)backend->state_save(v, st->arch);
@@ -23,67 +51,129 @@ static bool save_vcpu(struct vcpu *v, struct vcpu_state *st, uint32_t xsave_byte
 	st->regs = v->regs;
 	st->xcr0 = v->xcr0;
 	st->guest_tsc = now + (uint64_t)v->tsc_offset;
-	lapic_state_save(&v->apic, &st->apic);
 	st->halted = v->halted;
 	st->wait_sipi = v->wait_sipi;
-	st->xsave_bytes = xsave_bytes;
-	memcpy(st->xsave, v->xsave, xsave_bytes);
+	st->xsave_bytes = fpu_vcpu_area_bytes();
+	memcpy(st->xsave, v->xsave, st->xsave_bytes);
 	return true;
 }
 
-bool vm_state_save(struct vm *vm, struct vm_saved_state *st, char *err, size_t errlen)
+/* Every record of vm, in the order a load expects; buf NULL only counts. */
+static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, char *err,
+			size_t errlen)
 {
-	uint32_t xsave_bytes = fpu_vcpu_area_bytes();
 	/* One instant for every vCPU: their TSCs keep their distances. */
 	uint64_t now = rdtsc();
+	struct vm_saved vs = {
+		.nr_vcpus = vm->nr_vcpus, .uart = vm->uart, .lost = vm->lost,
+		.pvclock_wall_msr = vm->pvclock_wall_msr,
+	};
+	const struct record_type *t;
+	void *model;
+	bool ok = record_put(buf, cap, pos, &vm_record, 0, &vs);
 
+	for (unsigned i = 0; ok && i < vm->nr_vcpus; i++) {
+		struct vcpu *v = vm->vcpus[i];
+		struct vcpu_msrs msrs = {
+			.pvclock_msr = v->pvclock_msr, .pvclock_version = v->pvclock_version,
+			.tsc_aux = v->tsc_aux,
+		};
+
+		if (buf && !stage_cpu(v, now, err, errlen))
+			return false;
+		lapic_state_save(&v->apic, &apic_stage);
+		ok = record_put(buf, cap, pos, &cpu_record, i, &cpu_stage) &&
+		     record_put(buf, cap, pos, &lapic_state_record, i, &apic_stage) &&
+		     record_put(buf, cap, pos, &msrs_record, i, &msrs);
+	}
+	for (unsigned i = 0; ok && vm_device_record(vm, i, &t, &model); i++)
+		ok = record_put(buf, cap, pos, t, 0, model);
+	if (!ok)
+		ksnprintf(err, errlen, "the state outgrew its %u bytes", cap);
+	return ok;
+}
+
+uint32_t vm_state_bytes(struct vm *vm)
+{
+	uint32_t pos = 0;
+	char err[8];
+
+	put_records(vm, NULL, 0, &pos, err, sizeof(err));
+	return pos;
+}
+
+bool vm_state_save(struct vm *vm, void *buf, uint32_t cap, uint32_t *len, char *err,
+		   size_t errlen)
+{
+	*len = 0;
 	if (vm->state == VM_RUNNING) {
 		ksnprintf(err, errlen, "'%s' is running", vm->name);
 		return false;
 	}
-	if (xsave_bytes > VCPU_XSAVE_MAX) {
-		ksnprintf(err, errlen, "the FPU area takes %u bytes", xsave_bytes);
+	if (fpu_vcpu_area_bytes() > VCPU_XSAVE_MAX) {
+		ksnprintf(err, errlen, "the FPU area takes %u bytes", fpu_vcpu_area_bytes());
 		return false;
 	}
-	memset(st, 0, vm_saved_state_bytes(vm->nr_vcpus));
-	st->nr_vcpus = vm->nr_vcpus;
-	st->uart = vm->uart;
-	st->lost = vm->lost;
-	for (unsigned i = 0; i < vm->nr_vcpus; i++)
-		if (!save_vcpu(vm->vcpus[i], &st->vcpu[i], xsave_bytes, now, err, errlen))
-			return false;
-	return true;
+	return put_records(vm, buf, cap, len, err, errlen);
 }
 
-bool vm_state_check(const struct vm_saved_state *st, char *err, size_t errlen)
+bool vm_state_check(const void *state, uint32_t len, unsigned *nr_vcpus, char *err,
+		    size_t errlen)
 {
-	struct fpu_limits lim;
+	struct fpu_limits fpu;
+	struct record_limits lim = {
+		.phys_bits = cpuinfo.phys_bits, .fpu = &fpu, .backend = backend->name,
+		.arch_check = backend->state_check,
+	};
 
-	fpu_limits(&lim);
-	if (!vm_state_check_common(st, backend->name, &lim, cpuinfo.phys_bits, err, errlen))
-		return false;
-	for (unsigned i = 0; i < st->nr_vcpus; i++) {
-		const struct vcpu_state *v = &st->vcpu[i];
-		char why[144];
+	fpu_limits(&fpu);
+	return vm_records_check(state, len, &lim, nr_vcpus, err, errlen);
+}
 
-		if (!backend->state_check(v->arch, v->arch_bytes, &v->regs, why, sizeof(why))) {
-			ksnprintf(err, errlen, "vCPU %u: %s", i, why);
+bool vm_state_has(const void *state, uint32_t len, uint32_t id)
+{
+	const struct record_header *h;
+	const void *payload;
+	uint32_t pos = 0;
+	char err[8];
+
+	while (record_next(state, len, &pos, &h, &payload, err, sizeof(err)))
+		if (h->id == id && !h->instance)
+			return true;
+	return false;
+}
+
+/* Each device of the VM's chipset has its record, and each record a device. */
+static bool devices_match(struct vm *vm, const void *state, uint32_t len, char *err,
+			  size_t errlen)
+{
+	const struct record_type *t;
+	const struct record_header *h;
+	const void *payload;
+	uint32_t pos = 0;
+	void *model;
+
+	for (unsigned i = 0; vm_device_record(vm, i, &t, &model); i++)
+		if (!vm_state_has(state, len, t->id)) {
+			ksnprintf(err, errlen, "no record for the VM's %s", t->name);
 			return false;
 		}
-	}
+	while (record_next(state, len, &pos, &h, &payload, err, errlen))
+		if (h->id > REC_MSRS && !device_model(vm, h->id)) {
+			ksnprintf(err, errlen, "a record (id %u) for a device this VM does not have",
+				  h->id);
+			return false;
+		}
 	return true;
 }
 
-static bool load_vcpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
+static bool load_cpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
 {
 	if (!backend->state_load(v, st->arch, st->arch_bytes))
 		return false;
 	v->regs = st->regs;
 	v->xcr0 = st->xcr0;
 	memcpy(v->xsave, st->xsave, st->xsave_bytes);
-	/* After the backend's state: the APIC's TPR is whole, VMX's CR8 only its
-	 * bits 7:4. The APIC keeps this VM's bus and TSC rate. */
-	lapic_state_load(&v->apic, &st->apic);
 	v->halted = st->halted;
 	v->wait_sipi = st->wait_sipi;
 	/* The vCPU's clock goes on from where it was captured. */
@@ -91,25 +181,79 @@ static bool load_vcpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
 	return true;
 }
 
-bool vm_state_load(struct vm *vm, const struct vm_saved_state *st, char *err, size_t errlen)
+/* One checked record of the VM's or a vCPU's own state, or a device's. */
+static void load_record(struct vm *vm, const struct record_header *h, const void *payload)
+{
+	struct vcpu *v = h->instance < vm->nr_vcpus ? vm->vcpus[h->instance] : NULL;
+	struct vm_saved vs;
+	struct vcpu_msrs msrs;
+
+	switch (h->id) {
+	case REC_VM:
+		record_load(&vm_record, payload, h->length, &vs);
+		vm->uart = vs.uart;
+		vm->lost = vs.lost;
+		vm->pvclock_wall_msr = vs.pvclock_wall_msr;
+		return;
+	case REC_LAPIC:
+		/* After the backend's state: the APIC's TPR is whole, VMX's CR8
+		 * only its bits 7:4. The APIC keeps this VM's bus and TSC rate. */
+		record_load(&lapic_state_record, payload, h->length, &apic_stage);
+		lapic_state_load(&v->apic, &apic_stage);
+		return;
+	case REC_MSRS:
+		record_load(&msrs_record, payload, h->length, &msrs);
+		v->pvclock_msr = msrs.pvclock_msr;
+		v->pvclock_version = msrs.pvclock_version;
+		v->tsc_aux = msrs.tsc_aux;
+		msr_pvclock_resume(v);
+		return;
+	default:
+		for (unsigned i = 0;; i++) {
+			const struct record_type *t;
+			void *model;
+
+			if (!vm_device_record(vm, i, &t, &model))
+				return;
+			if (t->id == h->id) {
+				record_load(t, payload, h->length, model);
+				return;
+			}
+		}
+	}
+}
+
+bool vm_state_load(struct vm *vm, const void *state, uint32_t len, char *err, size_t errlen)
 {
 	uint64_t now = rdtsc();
+	const struct record_header *h;
+	const void *payload;
+	uint32_t pos = 0;
+	unsigned n;
 
-	if (!vm_state_check(st, err, errlen))
+	if (!vm_state_check(state, len, &n, err, errlen) ||
+	    !devices_match(vm, state, len, err, errlen))
 		return false;
-	if (vm->nr_vcpus != st->nr_vcpus) {
-		ksnprintf(err, errlen, "a state of %u vCPUs for %u", st->nr_vcpus, vm->nr_vcpus);
+	if (vm->nr_vcpus != n) {
+		ksnprintf(err, errlen, "a state of %u vCPUs for %u", n, vm->nr_vcpus);
 		return false;
 	}
-	for (unsigned i = 0; i < st->nr_vcpus; i++)
-		if (!load_vcpu(vm->vcpus[i], &st->vcpu[i], now)) {
+	/* The vCPUs' own records first: the others load over them. */
+	while (record_next(state, len, &pos, &h, &payload, err, errlen)) {
+		if (h->id != REC_CPU)
+			continue;
+		record_load(&cpu_record, payload, h->length, &cpu_stage);
+		if (!load_cpu(vm->vcpus[h->instance], &cpu_stage, now)) {
 			ksnprintf(err, errlen, "the %s backend could not load vCPU %u's state",
-				  backend->name, i);
+				  backend->name, h->instance);
 			return false;
 		}
-	vm->uart = st->uart;
-	vm->lost = st->lost;
-	/* The VM's clock (HC_TIME_NS) is vCPU 0's. */
-	vm->created_tsc = now - st->vcpu[0].guest_tsc;
+		/* The VM's clock (HC_TIME_NS) is vCPU 0's. */
+		if (!h->instance)
+			vm->created_tsc = now - cpu_stage.guest_tsc;
+	}
+	for (pos = 0; record_next(state, len, &pos, &h, &payload, err, errlen);)
+		if (h->id != REC_CPU)
+			load_record(vm, h, payload);
 	return true;
 }

@@ -1,17 +1,28 @@
 /* A VM's complete guest state, captured from a paused VM and loaded into a
- * new one: what snapshots store and what VM clones copy. */
+ * new one: what snapshots store and what VM clones copy. It is a sequence of
+ * state records (virt/state_record.h): the VM's own (REC_VM), then each
+ * vCPU's (REC_CPU, REC_LAPIC, REC_MSRS), then one a device of its chipset. */
 #pragma once
+#include "virt/state_record.h"
 #include "virt/vm.h"
 
 #define VCPU_XSAVE_MAX 8192 /* fpu_vcpu_init's area is at most two pages */
 
-/* One vCPU's. */
+/* REC_VM: what the vCPUs share. */
+struct vm_saved {
+	uint32_t nr_vcpus;     /* 1 to VM_VCPUS_MAX */
+	uint32_t reserved;     /* zero */
+	struct vm_uart uart;   /* COM1's partial line, as sprig's console shows it */
+	struct vm_lost lost;   /* discards the guest has not collected (HC_LOST_RANGES) */
+	uint64_t pvclock_wall_msr; /* MSR_KVM_WALL_CLOCK_NEW as last written */
+};
+
+/* REC_CPU: one vCPU's registers, FPU and backend state, and run flags. */
 struct vcpu_state {
 	char backend[8];       /* "svm" or "vmx": the arch part is the backend's */
 	struct vcpu_regs regs;
 	uint64_t xcr0;
 	uint64_t guest_tsc;    /* the vCPU's TSC when captured: it resumes there */
-	struct lapic_state apic; /* the local APIC, its timer in guest-TSC time */
 	/* The run loop's (struct vcpu): 0 or 1 each, the rest zero. */
 	uint8_t halted;        /* after HLT, waiting for an interrupt */
 	uint8_t wait_sipi;     /* an AP after INIT, waiting for a start-up IPI */
@@ -22,29 +33,33 @@ struct vcpu_state {
 	uint8_t arch[VCPU_ARCH_STATE_MAX] __attribute__((aligned(8))); /* the backend's struct */
 };
 
-/* The VM's: what its vCPUs share, then each vCPU's, vCPU i's APIC ID i. */
-struct vm_saved_state {
-	uint32_t nr_vcpus;     /* 1 to VM_VCPUS_MAX */
-	uint32_t reserved;     /* zero */
-	struct vm_uart uart;   /* the emulated COM1, a partial line included */
-	struct vm_lost lost;   /* discards the guest has not collected (HC_LOST_RANGES) */
-	struct vcpu_state vcpu[];
+/* REC_MSRS: the MSRs virt/ keeps for a vCPU. */
+struct vcpu_msrs {
+	uint64_t pvclock_msr;     /* MSR_KVM_SYSTEM_TIME_NEW */
+	uint32_t pvclock_version; /* of the structure it names */
+	uint32_t tsc_aux;         /* TSC_AUX: RDTSCP and RDPID read it */
 };
 
-/* The bytes of a state of n vCPUs. */
-static inline size_t vm_saved_state_bytes(unsigned n)
-{
-	return sizeof(struct vm_saved_state) + n * sizeof(struct vcpu_state);
-}
+/* The record types of the VM's and vCPUs' own state (virt/state_check.c). */
+extern const struct record_type vm_record, cpu_record, msrs_record;
 
-/* Capture every vCPU of a VM that is not running (ready or paused) into st,
- * vm_saved_state_bytes(vm->nr_vcpus) long; false with a reason. */
-bool vm_state_save(struct vm *vm, struct vm_saved_state *st, char *err, size_t errlen);
-/* Everything in st that this machine would refuse or that could reach
- * beyond sprig's buffers (state_check.h, the backend's state_check); false
- * with a reason. st must be vm_saved_state_bytes(st->nr_vcpus) long (an image's
- * header said so, or a VM filled it). */
-bool vm_state_check(const struct vm_saved_state *st, char *err, size_t errlen);
-/* Load a checked state into a VM created with st->nr_vcpus vCPUs and never
- * run; false with a reason. */
-bool vm_state_load(struct vm *vm, const struct vm_saved_state *st, char *err, size_t errlen);
+/* The bytes the state of vm takes. */
+uint32_t vm_state_bytes(struct vm *vm);
+/* Capture every vCPU and device of a VM that is not running (ready or
+ * paused) into buf (cap bytes, vm_state_bytes(vm)); *len the bytes written.
+ * False with a reason. */
+bool vm_state_save(struct vm *vm, void *buf, uint32_t cap, uint32_t *len, char *err,
+		   size_t errlen);
+/* Everything in a state of len bytes that this machine would refuse or that
+ * could reach beyond sprig's buffers (state_check.h, the backend's
+ * state_check), every record checked; *nr_vcpus its vCPU count. False with a
+ * reason naming the record and the field. */
+bool vm_state_check(const void *state, uint32_t len, unsigned *nr_vcpus, char *err,
+		    size_t errlen);
+/* Load a state into a VM created with as many vCPUs and never run: every
+ * record checked first, one a device of the VM's chipset and no other;
+ * false with a reason, nothing loaded. */
+bool vm_state_load(struct vm *vm, const void *state, uint32_t len, char *err, size_t errlen);
+/* Does a state hold a record of that id (instance 0)? (A state's own VM
+ * gets pc-testdev when its state has one.) */
+bool vm_state_has(const void *state, uint32_t len, uint32_t id);

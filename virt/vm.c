@@ -357,7 +357,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		return NULL;
 	}
 	if (a->state) {
-		if (!vm_state_load(vm, a->state, err, errlen)) {
+		if (!vm_state_load(vm, a->state, a->state_bytes, err, errlen)) {
 			vm_teardown(vm, true);
 			return NULL;
 		}

@@ -11,7 +11,6 @@
 #include "arch/x86/smp.h"
 
 struct snapshot_image;
-struct vm_saved_state;
 
 /* Ranges sprig discarded behind the guest's back (vm_discard), kept until the
  * guest collects them with HC_LOST_RANGES. */
@@ -136,7 +135,8 @@ struct vm_create_args {
 	/* A snapshot's VM state, of `vcpus` vCPUs: the VM resumes from it
 	 * instead of booting `image` (which is then unused), its memory
 	 * restored from restore_image. */
-	const struct vm_saved_state *state;
+	const void *state; /* its records (virt/vcpu_state.h) */
+	uint32_t state_bytes;
 	struct vm_alias alias[VM_ALIASES_MAX];
 	unsigned aliases;
 	/* A clone: the memory is this VM's, shared copy-on-write, instead of a

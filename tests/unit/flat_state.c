@@ -77,15 +77,30 @@ void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave + 0, &(uint16_t){ 0x37f }, 2);     /* FCW */
 	memcpy(st->xsave + 24, &(uint32_t){ 0x1f80 }, 4);   /* MXCSR */
-	flat_lapic_state(&st->apic, index);
 	st->wait_sipi = index != 0;
 }
 
-void flat_vm_state(struct vm_saved_state *st, unsigned n, const char *backend,
-		   uint32_t xsave_bytes, uint64_t entry)
+void flat_vm(struct flat_vm *f, unsigned n, const char *backend, uint32_t xsave_bytes,
+	     uint64_t entry)
 {
-	memset(st, 0, sizeof(*st));
-	st->nr_vcpus = n;
-	for (unsigned i = 0; i < n; i++)
-		flat_vcpu_state(&st->vcpu[i], backend, xsave_bytes, entry, i);
+	memset(&f->vm, 0, sizeof(f->vm));
+	f->vm.nr_vcpus = n;
+	f->nr_vcpus = n;
+	for (unsigned i = 0; i < n; i++) {
+		flat_vcpu_state(&f->cpu[i], backend, xsave_bytes, entry, i);
+		flat_lapic_state(&f->apic[i], i);
+		memset(&f->msrs[i], 0, sizeof(f->msrs[i]));
+	}
+}
+
+uint32_t flat_vm_records(struct flat_vm *f, void *buf, uint32_t cap)
+{
+	uint32_t pos = 0;
+	bool ok = record_put(buf, cap, &pos, &vm_record, 0, &f->vm);
+
+	for (unsigned i = 0; ok && i < f->nr_vcpus; i++)
+		ok = record_put(buf, cap, &pos, &cpu_record, i, &f->cpu[i]) &&
+		     record_put(buf, cap, &pos, &lapic_state_record, i, &f->apic[i]) &&
+		     record_put(buf, cap, &pos, &msrs_record, i, &f->msrs[i]);
+	return ok ? pos : 0;
 }

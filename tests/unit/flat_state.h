@@ -7,6 +7,7 @@
 #include "svm/vmcb.h"
 #include "virt/vcpu_state.h"
 #include "vmx/saved_state.h"
+#include "virt/state_check.h"
 
 void flat_svm_state(struct vmcb_save *s);
 /* With CR0.NE and CR4.VMXE, which VMX fixes to one. */
@@ -18,6 +19,17 @@ void flat_lapic_state(struct lapic_state *s, uint32_t apic_id);
  * (the same flat registers, which their SIPI would replace). */
 void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,
 		     uint64_t entry, unsigned index);
-/* A VM of n such vCPUs, vm_saved_state_bytes(n) long. */
-void flat_vm_state(struct vm_saved_state *st, unsigned n, const char *backend,
-		   uint32_t xsave_bytes, uint64_t entry);
+
+/* A VM of up to FLAT_VCPUS_MAX such vCPUs, each record's model. */
+#define FLAT_VCPUS_MAX 8
+struct flat_vm {
+	unsigned nr_vcpus;
+	struct vm_saved vm;
+	struct vcpu_state cpu[FLAT_VCPUS_MAX];
+	struct lapic_state apic[FLAT_VCPUS_MAX];
+	struct vcpu_msrs msrs[FLAT_VCPUS_MAX];
+};
+void flat_vm(struct flat_vm *f, unsigned n, const char *backend, uint32_t xsave_bytes,
+	     uint64_t entry);
+/* Its records into buf (cap bytes): the bytes written, 0 when they do not fit. */
+uint32_t flat_vm_records(struct flat_vm *f, void *buf, uint32_t cap);

@@ -5,6 +5,7 @@
 #include "flat_state.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/regs.h"
+#include "lib/print.h"
 #include "svm/saved_state.h"
 #include "virt/state_check.h"
 #include <stdlib.h>
@@ -28,8 +29,6 @@ static const struct vmx_state_limits vmx_lim = {
 static const struct fpu_limits fpu_lim = {
 	.xsave = true, .area_bytes = AREA, .xcr0_allowed = 7, .mxcsr_mask = 0xffff,
 };
-
-static const struct apic_limits apic_lim = { .phys_bits = 46, .apic_id = 0 };
 
 static char err[160];
 
@@ -214,224 +213,281 @@ TEST(vmx_state_each_broken_field_refused)
 	}
 }
 
-static bool common_ok(const struct vcpu_state *st)
+static bool svm_arch_check(const void *arch, size_t len, const struct vcpu_regs *regs, char *e,
+			   size_t elen)
 {
-	err[0] = 0;
-	return vcpu_state_check_common(st, "svm", &fpu_lim, &apic_lim, err, sizeof(err));
+	struct vmcb_save save;
+
+	if (len != sizeof(save)) {
+		ksnprintf(e, elen, "SVM state of %zu bytes", len);
+		return false;
+	}
+	memcpy(&save, arch, sizeof(save));
+	return svm_saved_state_check(&save, regs, &svm_lim, e, elen);
 }
 
+static const struct record_limits rec_lim = {
+	.phys_bits = 46, .fpu = &fpu_lim, .backend = "svm", .arch_check = svm_arch_check,
+};
+
+#define VM_VCPUS 3
+static struct flat_vm fv;
+static uint8_t recs[VM_VCPUS * 10240 + 4096] __attribute__((aligned(8)));
+static uint32_t recs_len;
+
+static bool state_ok(const struct record_limits *lim)
+{
+	unsigned n = 0;
+
+	err[0] = 0;
+	return vm_records_check(recs, recs_len, lim, &n, err, sizeof(err)) && n == fv.nr_vcpus;
+}
+
+/* fv's records, checked as this test's machine would. */
+static bool vm_ok(void)
+{
+	recs_len = flat_vm_records(&fv, recs, sizeof(recs));
+	return recs_len && state_ok(&rec_lim);
+}
+
+static void reset(void)
+{
+	flat_vm(&fv, VM_VCPUS, "svm", AREA, 0x100000);
+}
+
+enum part { P_VM, P_CPU, P_APIC };
+struct field_case {
+	const char *reason;
+	enum part part;
+	unsigned vcpu;
+	size_t offset; /* where to write value in that part's model */
+	unsigned width;
+	uint64_t value;
+};
+
+static void refuse_each(const struct field_case *cases, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct field_case *c = &cases[i];
+		void *model = c->part == P_VM ? (void *)&fv.vm
+			      : c->part == P_CPU ? (void *)&fv.cpu[c->vcpu] : (void *)&fv.apic[c->vcpu];
+
+		reset();
+		memcpy((char *)model + c->offset, &c->value, c->width);
+		CHECK(!vm_ok());
+		if (!strstr(err, c->reason))
+			fprintf(stderr, "  case %zu: '%s' lacks '%s'\n", i, err, c->reason);
+		CHECK(strstr(err, c->reason) != NULL);
+	}
+}
+
+#define CPU(f) P_CPU, 0, offsetof(struct vcpu_state, f)
+#define APIC(f) P_APIC, 0, offsetof(struct lapic_state, f)
 TEST(vcpu_state_common_fields)
 {
-	static struct vcpu_state st;
+	reset();
+	CHECK(vm_ok());
+	fv.cpu[0].xcr0 = 7;
+	memcpy(fv.cpu[0].xsave + 512, &(uint64_t){ 7 }, 8);
+	CHECK(vm_ok());
 
-	flat_vcpu_state(&st, "svm", AREA, 0x100000, 0);
-	CHECK(common_ok(&st));
-	st.xcr0 = 7;
-	memcpy(st.xsave + 512, &(uint64_t){ 7 }, 8);
-	CHECK(common_ok(&st));
-
-	struct {
-		const char *reason;
-		size_t offset;  /* where to write value in the state */
-		unsigned width;
-		uint64_t value;
-	} cases[] = {
-		{ "backend", offsetof(struct vcpu_state, backend), 8, 0x7878787878787878ull },
-		{ "backend", offsetof(struct vcpu_state, backend), 4, 0x00786d76 /* "vmx" */ },
-		{ "backend state of", offsetof(struct vcpu_state, arch_bytes), 4, 4096 },
-		{ "the FPU area is", offsetof(struct vcpu_state, xsave_bytes), 4, 4096 },
-		{ "XCR0 0x0", offsetof(struct vcpu_state, xcr0), 8, 0 },
-		{ "XCR0 0x5", offsetof(struct vcpu_state, xcr0), 8, 5 },
-		{ "XCR0 0xe7", offsetof(struct vcpu_state, xcr0), 8, 0xe7 },
-		{ "MXCSR", offsetof(struct vcpu_state, xsave) + 24, 4, 0x10000 },
-		{ "XSTATE_BV", offsetof(struct vcpu_state, xsave) + 512, 8, 1ull << 9 },
-		{ "XSAVE header byte 15", offsetof(struct vcpu_state, xsave) + 520, 8, 1ull << 63 },
-		{ "XSAVE header byte 63", offsetof(struct vcpu_state, xsave) + 575, 1, 1 },
-		{ "run flags halted 2", offsetof(struct vcpu_state, halted), 1, 2 },
-		{ "wait_sipi 7", offsetof(struct vcpu_state, wait_sipi), 1, 7 },
-		{ "reserved 0x100", offsetof(struct vcpu_state, reserved), 2, 0x100 },
-		{ "the BSP waits for a start-up IPI", offsetof(struct vcpu_state, wait_sipi), 1, 1 },
-		{ "halted and waiting", offsetof(struct vcpu_state, halted), 2, 0x101 },
-		{ "the BSP flag belongs to APIC ID 0 alone", offsetof(struct vcpu_state, apic.apic_base),
-		  8, 0xfee00800 },
-		{ "APIC initial ID 0x1, this vCPU's is 0x0", offsetof(struct vcpu_state, apic.initial_id), 4, 1 },
-		{ "APIC base 0xfee00901 sets reserved bits", offsetof(struct vcpu_state, apic.apic_base), 8,
-		  0xfee00901 },
-		{ "APIC base 0x4000fee00900 sets reserved bits (MAXPHYADDR 46)",
-		  offsetof(struct vcpu_state, apic.apic_base), 8, 0x4000fee00900ull },
-		{ "x2APIC mode (EXTD) without EN", offsetof(struct vcpu_state, apic.apic_base), 8, 0xfee00500 },
-		{ "xAPIC ID 0x1 sets bits 23:0", offsetof(struct vcpu_state, apic.id), 4, 1 },
-		{ "LVT LINT1 0x0 is unmasked", offsetof(struct vcpu_state, apic.lvt[LAPIC_LVT_LINT1]), 4, 0 },
-		{ "IRR holds vector 2", offsetof(struct vcpu_state, apic.irr), 4, 4 },
-		{ "TSC deadline 0x10 armed outside", offsetof(struct vcpu_state, apic.tsc_deadline), 8, 16 },
-		{ "'timer armed' is 3", offsetof(struct vcpu_state, apic.timer_armed), 1, 3 },
+	const struct field_case cases[] = {
+		{ "record cpu 0: the state is from the", CPU(backend), 8, 0x7878787878787878ull },
+		{ "backend", CPU(backend), 4, 0x00786d76 /* "vmx" */ },
+		{ "backend state of", CPU(arch_bytes), 4, 4096 },
+		{ "the FPU area is", CPU(xsave_bytes), 4, 4096 },
+		{ "XCR0 0x0", CPU(xcr0), 8, 0 },
+		{ "XCR0 0x5", CPU(xcr0), 8, 5 },
+		{ "XCR0 0xe7", CPU(xcr0), 8, 0xe7 },
+		{ "MXCSR", CPU(xsave) + 24, 4, 0x10000 },
+		{ "XSTATE_BV", CPU(xsave) + 512, 8, 1ull << 9 },
+		{ "XSAVE header byte 15", CPU(xsave) + 520, 8, 1ull << 63 },
+		{ "XSAVE header byte 63", CPU(xsave) + 575, 1, 1 },
+		{ "run flags halted 2", CPU(halted), 1, 2 },
+		{ "wait_sipi 7", CPU(wait_sipi), 1, 7 },
+		{ "reserved 0x100", CPU(reserved), 2, 0x100 },
+		{ "the BSP waits for a start-up IPI", CPU(wait_sipi), 1, 1 },
+		{ "halted and waiting", CPU(halted), 2, 0x101 },
+		{ "the BSP flag belongs to APIC ID 0 alone", APIC(apic_base), 8, 0xfee00800 },
+		{ "record lapic 0: APIC initial ID 0x1, this vCPU's is 0x0", APIC(initial_id), 4, 1 },
+		{ "APIC base 0xfee00901 sets reserved bits", APIC(apic_base), 8, 0xfee00901 },
+		{ "APIC base 0x4000fee00900 sets reserved bits (MAXPHYADDR 46)", APIC(apic_base), 8,
+		  0x4000fee00900ull },
+		{ "x2APIC mode (EXTD) without EN", APIC(apic_base), 8, 0xfee00500 },
+		{ "xAPIC ID 0x1 sets bits 23:0", APIC(id), 4, 1 },
+		{ "LVT LINT1 0x0 is unmasked", APIC(lvt[LAPIC_LVT_LINT1]), 4, 0 },
+		{ "IRR holds vector 2", APIC(irr), 4, 4 },
+		{ "TSC deadline 0x10 armed outside", APIC(tsc_deadline), 8, 16 },
+		{ "'timer armed' is 3", APIC(timer_armed), 1, 3 },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		flat_vcpu_state(&st, "svm", AREA, 0x100000, 0);
-		memcpy((char *)&st + cases[i].offset, &cases[i].value, cases[i].width);
-		CHECK(!common_ok(&st));
-		if (!strstr(err, cases[i].reason))
-			fprintf(stderr, "  case %zu: '%s' lacks '%s'\n", i, err, cases[i].reason);
-		CHECK(strstr(err, cases[i].reason) != NULL);
-	}
+	refuse_each(cases, sizeof(cases) / sizeof(cases[0]));
 	/* Without XSAVE the area is FXSAVE's and XCR0 can only be x87. */
 	struct fpu_limits fx = { .xsave = false, .area_bytes = 512, .mxcsr_mask = 0xffbf };
-	flat_vcpu_state(&st, "svm", 512, 0x100000, 0);
-	CHECK(vcpu_state_check_common(&st, "svm", &fx, &apic_lim, err, sizeof(err)));
-	st.xcr0 = 3;
-	CHECK(!vcpu_state_check_common(&st, "svm", &fx, &apic_lim, err, sizeof(err)));
+	struct record_limits fx_lim = rec_lim;
+	fx_lim.fpu = &fx;
+	flat_vm(&fv, VM_VCPUS, "svm", 512, 0x100000);
+	recs_len = flat_vm_records(&fv, recs, sizeof(recs));
+	CHECK(state_ok(&fx_lim));
+	fv.cpu[0].xcr0 = 3;
+	recs_len = flat_vm_records(&fv, recs, sizeof(recs));
+	CHECK(!state_ok(&fx_lim));
 	CHECK(xcr0_valid(0xe7, 0xe7) && !xcr0_valid(0x67, 0xe7) && !xcr0_valid(0xe3, 0xe7));
 }
 
 /* The flat state's APIC is lapic_init's, saved; an APIC in use passes too. */
 TEST(vcpu_state_apic)
 {
-	static struct vcpu_state st;
 	struct lapic a;
 	struct lapic_state s;
+	struct record_limits narrow = rec_lim;
 
 	lapic_init(&a, NULL, 0, true, 2000000);
 	lapic_state_save(&a, &s);
-	flat_vcpu_state(&st, "svm", AREA, 0x100000, 0);
-	CHECK(memcmp(&st.apic, &s, sizeof(s)) == 0);
-	CHECK(common_ok(&st));
+	reset();
+	CHECK(memcmp(&fv.apic[0], &s, sizeof(s)) == 0);
+	CHECK(vm_ok());
 	/* x2APIC mode, software-enabled, a periodic timer running, an IRQ pending */
 	CHECK(lapic_set_base_msr(&a, LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | LAPIC_BASE_EXTD, 46));
 	CHECK(lapic_msr_write(&a, 0x80f, 0x1ff, 0));
 	CHECK(lapic_msr_write(&a, 0x832, (LAPIC_TIMER_PERIODIC << LAPIC_TIMER_MODE_SHIFT) | 0x30, 0));
 	CHECK(lapic_msr_write(&a, 0x838, 100000, 10));
 	lapic_set_irq(&a, 0x80, false);
-	lapic_state_save(&a, &st.apic);
-	CHECK(common_ok(&st));
+	lapic_state_save(&a, &fv.apic[0]);
+	CHECK(vm_ok());
 	/* on a CPU with fewer address bits, a base above them is refused */
-	st.apic.apic_base = (1ull << 45) | LAPIC_BASE_EN | LAPIC_BASE_EXTD | LAPIC_BASE_BSP;
-	CHECK(common_ok(&st));
-	const struct apic_limits narrow = { .phys_bits = 40, .apic_id = 0 };
-	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &narrow, err, sizeof(err)));
+	fv.apic[0].apic_base = (1ull << 45) | LAPIC_BASE_EN | LAPIC_BASE_EXTD | LAPIC_BASE_BSP;
+	CHECK(vm_ok());
+	narrow.phys_bits = 40;
+	CHECK(!state_ok(&narrow));
 	CHECK(strstr(err, "MAXPHYADDR 40") != NULL);
-	/* another vCPU's APIC */
-	const struct apic_limits other = { .phys_bits = 46, .apic_id = 1 };
-	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &other, err, sizeof(err)));
-	CHECK(strstr(err, "APIC initial ID 0x0, this vCPU's is 0x1") != NULL);
 }
 
 /* An AP's state as vm_create leaves it (lapic_init, then INIT's wait for a
  * start-up IPI) passes, as an AP of its own APIC ID. */
 TEST(vcpu_state_ap_waiting_for_sipi)
 {
-	static struct vcpu_state st;
-	const struct apic_limits ap = { .phys_bits = 46, .apic_id = 3 };
 	struct lapic a;
 
-	lapic_init(&a, NULL, 3, false, 2000000);
-	flat_vcpu_state(&st, "svm", AREA, 0x100000, 3);
-	lapic_state_save(&a, &st.apic);
-	CHECK(st.wait_sipi && !st.halted);
-	CHECK(vcpu_state_check_common(&st, "svm", &fpu_lim, &ap, err, sizeof(err)));
-	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &apic_lim, err, sizeof(err)));
-	CHECK(strstr(err, "APIC initial ID 0x3, this vCPU's is 0x0") != NULL);
-	st.apic.apic_base |= LAPIC_BASE_BSP;
-	CHECK(!vcpu_state_check_common(&st, "svm", &fpu_lim, &ap, err, sizeof(err)));
+	reset();
+	lapic_init(&a, NULL, 2, false, 2000000);
+	lapic_state_save(&a, &fv.apic[2]);
+	CHECK(fv.cpu[2].wait_sipi && !fv.cpu[2].halted);
+	CHECK(vm_ok());
+	lapic_init(&a, NULL, 1, false, 2000000);
+	lapic_state_save(&a, &fv.apic[2]);
+	CHECK(!vm_ok());
+	CHECK(strstr(err, "record lapic 2: APIC initial ID 0x1, this vCPU's is 0x2") != NULL);
+	reset();
+	fv.apic[2].apic_base |= LAPIC_BASE_BSP;
+	CHECK(!vm_ok());
 	CHECK(strstr(err, "the BSP flag belongs to APIC ID 0 alone") != NULL);
-}
-
-#define VM_VCPUS 3
-
-static bool vm_ok(const struct vm_saved_state *st)
-{
-	err[0] = 0;
-	return vm_state_check_common(st, "svm", &fpu_lim, 46, err, sizeof(err));
 }
 
 /* A VM's fields, and each vCPU's checked as its index's. */
 TEST(vm_state_fields)
 {
-	static union {
-		struct vm_saved_state st;
-		uint8_t bytes[sizeof(struct vm_saved_state) + VM_VCPUS * sizeof(struct vcpu_state)];
-	} u;
-	struct vm_saved_state *st = &u.st;
-	const size_t v1 = offsetof(struct vm_saved_state, vcpu) + sizeof(struct vcpu_state);
-	const size_t v2 = v1 + sizeof(struct vcpu_state);
-
-	flat_vm_state(st, VM_VCPUS, "svm", AREA, 0x100000);
-	CHECK(vm_ok(st));
-	struct {
-		const char *reason;
-		size_t offset;
-		unsigned width;
-		uint64_t value;
-	} cases[] = {
-		{ "0 vCPUs (1 to 64)", offsetof(struct vm_saved_state, nr_vcpus), 4, 0 },
-		{ "65 vCPUs (1 to 64)", offsetof(struct vm_saved_state, nr_vcpus), 4, 65 },
-		{ "reserved 0x1", offsetof(struct vm_saved_state, reserved), 4, 1 },
-		{ "UART line length", offsetof(struct vm_saved_state, uart.len), 4, 160 },
-		{ "65 lost ranges", offsetof(struct vm_saved_state, lost.count), 4, 65 },
-		{ "overflow flag 2", offsetof(struct vm_saved_state, lost.overflow), 1, 2 },
-		{ "vCPU 0: the BSP waits", offsetof(struct vm_saved_state, vcpu[0].wait_sipi), 1, 1 },
-		{ "vCPU 1: APIC initial ID 0x2, this vCPU's is 0x1",
-		  v1 + offsetof(struct vcpu_state, apic.initial_id), 4, 2 },
-		{ "vCPU 1: APIC base 0xfee00900: the BSP flag",
-		  v1 + offsetof(struct vcpu_state, apic.apic_base), 8, 0xfee00900 },
-		{ "vCPU 2: halted and waiting", v2 + offsetof(struct vcpu_state, halted), 1, 1 },
-		{ "vCPU 2: XCR0 0x0", v2 + offsetof(struct vcpu_state, xcr0), 8, 0 },
-		{ "vCPU 2: the state is from the 'vmx' backend",
-		  v2 + offsetof(struct vcpu_state, backend), 4, 0x00786d76 },
+	reset();
+	CHECK(vm_ok());
+	const struct field_case cases[] = {
+		{ "record vm: 0 vCPUs (1 to 64)", P_VM, 0, offsetof(struct vm_saved, nr_vcpus), 4, 0 },
+		{ "65 vCPUs (1 to 64)", P_VM, 0, offsetof(struct vm_saved, nr_vcpus), 4, 65 },
+		{ "reserved 0x1", P_VM, 0, offsetof(struct vm_saved, reserved), 4, 1 },
+		{ "UART line length", P_VM, 0, offsetof(struct vm_saved, uart.len), 4, 160 },
+		{ "65 lost ranges", P_VM, 0, offsetof(struct vm_saved, lost.count), 4, 65 },
+		{ "record vm: st->lost.overflow is not 0 or 1", P_VM, 0,
+		  offsetof(struct vm_saved, lost.overflow), 1, 2 },
+		{ "record cpu 0: the BSP waits", P_CPU, 0, offsetof(struct vcpu_state, wait_sipi), 1, 1 },
+		{ "record lapic 1: APIC initial ID 0x2, this vCPU's is 0x1", P_APIC, 1,
+		  offsetof(struct lapic_state, initial_id), 4, 2 },
+		{ "record lapic 1: APIC base 0xfee00900: the BSP flag", P_APIC, 1,
+		  offsetof(struct lapic_state, apic_base), 8, 0xfee00900 },
+		{ "record cpu 2: halted and waiting", P_CPU, 2, offsetof(struct vcpu_state, halted), 1, 1 },
+		{ "record cpu 2: XCR0 0x0", P_CPU, 2, offsetof(struct vcpu_state, xcr0), 8, 0 },
+		{ "record cpu 2: the state is from the 'vmx' backend", P_CPU, 2,
+		  offsetof(struct vcpu_state, backend), 4, 0x00786d76 },
+		{ "record cpu 1: SVM state: reserved RFLAGS", P_CPU, 1, offsetof(struct vcpu_state, regs.rflags), 8, 0 },
 	};
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		flat_vm_state(st, VM_VCPUS, "svm", AREA, 0x100000);
-		memcpy(u.bytes + cases[i].offset, &cases[i].value, cases[i].width);
-		CHECK(!vm_ok(st));
-		if (!strstr(err, cases[i].reason))
-			fprintf(stderr, "  case %zu: '%s' lacks '%s'\n", i, err, cases[i].reason);
-		CHECK(strstr(err, cases[i].reason) != NULL);
-	}
+	refuse_each(cases, sizeof(cases) / sizeof(cases[0]));
+	/* a VM of fewer vCPUs than its records: a record of vCPU 2 in a VM of 2 */
+	reset();
+	fv.vm.nr_vcpus = 2;
+	CHECK(!vm_ok());
+	CHECK(strstr(err, "record cpu of vCPU 2 in a VM of 2") != NULL);
 	/* An AP halted (after HLT, not INIT) with its APIC in use passes. */
-	flat_vm_state(st, VM_VCPUS, "svm", AREA, 0x100000);
-	st->vcpu[1].wait_sipi = 0;
-	st->vcpu[1].halted = 1;
-	st->vcpu[1].apic.svr = 0x1ff;
-	CHECK(vm_ok(st));
+	reset();
+	fv.cpu[1].wait_sipi = 0;
+	fv.cpu[1].halted = 1;
+	fv.apic[1].svr = 0x1ff;
+	CHECK(vm_ok());
+}
+
+/* The record stream itself: ids, versions, lengths, order, each once. */
+TEST(vm_state_records)
+{
+	struct record_header *first = (void *)recs;
+	/* vCPU 0's CPU record follows the VM's */
+	struct record_header *cpu0 = (void *)(recs + sizeof(*first) + record_padded(first->length));
+	uint32_t len;
+
+	reset();
+	CHECK(vm_ok());
+	cpu0 = (void *)(recs + sizeof(*first) + record_padded(first->length));
+	CHECK(first->id == REC_VM && cpu0->id == REC_CPU && cpu0->instance == 0);
+#define REFUSED(stmt, reason) do { reset(); CHECK(vm_ok()); stmt; CHECK(!state_ok(&rec_lim)); \
+		if (!strstr(err, reason)) fprintf(stderr, "  '%s' lacks '%s'\n", err, reason);      \
+		CHECK(strstr(err, reason) != NULL); } while (0)
+	REFUSED(cpu0->id = 999, "unknown record id 999");
+	REFUSED(cpu0->version = 7, "record cpu 0: version 7, this sprig reads 1");
+	REFUSED(first->version = 0, "record vm: version 0");
+	REFUSED(cpu0->length -= 8, "record cpu 0: ");
+	REFUSED(cpu0->length = 0xfffffff0u, "run past the");
+	REFUSED(cpu0->reserved = 1, "reserved bits set");
+	REFUSED(cpu0->instance = 5, "record cpu of vCPU 5 in a VM of 3");
+	REFUSED(cpu0->instance = 1, "record cpu 1 twice");
+	REFUSED(first->id = REC_CPU, "record cpu before the VM's");
+	REFUSED(first->instance = 1, "record vm of vCPU 1");
+	REFUSED(recs_len -= 4, "run past");
+	REFUSED(recs_len = 0, "no VM record");
+	/* the last vCPU's MSR record cut off: its vCPU lacks one */
+	reset();
+	len = flat_vm_records(&fv, recs, sizeof(recs));
+	recs_len = len - (uint32_t)sizeof(struct record_header) - record_padded(
+		record_type_bytes(&msrs_record));
+	CHECK(!state_ok(&rec_lim));
+	CHECK(strstr(err, "no record msrs for vCPU 2") != NULL);
+#undef REFUSED
 }
 
 TEST(snapshot_header_sizes_and_offsets)
 {
-	/* Two vCPUs' state at 4 KiB, then a page of memory. */
-	enum { STATE = 4096, MEMORY = STATE + ((sizeof(struct vm_saved_state) +
-						2 * sizeof(struct vcpu_state) + 4095) & ~4095) };
+	enum { STATE = 4096, MEMORY = 8192 };
 	static uint8_t blob[MEMORY + 4096];
 	struct snapshot_header *h = (void *)blob;
-	struct vm_saved_state *in_blob = (void *)(blob + STATE);
-	const struct vm_saved_state *st = NULL;
 	const uint64_t good_state = STATE, good_memory = MEMORY;
 
 #define RESET() do { memset(h, 0, sizeof(*h)); memcpy(h->magic, SNAPSHOT_MAGIC, 8);       \
-		h->version = SNAPSHOT_VERSION; h->vcpus = 2;                               \
-		h->vcpu_bytes = sizeof(struct vcpu_state);                                 \
-		h->state_bytes = (uint32_t)vm_saved_state_bytes(2);                        \
+		h->version = SNAPSHOT_VERSION; h->vcpus = 2; h->state_bytes = 4096;        \
 		h->mem_bytes = 4096; h->state_offset = good_state;                         \
-		h->memory_offset = good_memory; in_blob->nr_vcpus = 2; } while (0)
-#define REFUSED(stmt, reason) do { RESET(); stmt; err[0] = 0;                                \
-		CHECK(!snapshot_header_check(blob, sizeof(blob), &st, err, sizeof(err)));  \
+		h->memory_offset = good_memory; } while (0)
+#define REFUSED(stmt, reason) do { RESET(); stmt; err[0] = 0;                              \
+		CHECK(!snapshot_header_check(blob, sizeof(blob), err, sizeof(err)));       \
 		CHECK(strstr(err, reason) != NULL); } while (0)
-	REQUIRE(good_memory + 4096 <= sizeof(blob));
 	RESET();
-	CHECK(snapshot_header_check(blob, sizeof(blob), &st, err, sizeof(err)));
-	CHECK(st == (const void *)(blob + good_state));
-	CHECK(!snapshot_header_check(blob, 10, &st, err, sizeof(err)));
+	CHECK(snapshot_header_check(blob, sizeof(blob), err, sizeof(err)));
+	CHECK(!snapshot_header_check(blob, 10, err, sizeof(err)));
 	REFUSED(h->magic[7] = 0, "not a snapshot image");
 	REFUSED(h->version = 99, "image version 99");
-	REFUSED(h->version = 4, "image version 4, this sprig reads 5"); /* a UART of 8 more bytes */
-	REFUSED(h->vcpu_bytes = 1, "vCPU state of 1 bytes");
+	REFUSED(h->version = 5, "image version 5, this sprig reads 6"); /* structures, not records */
+	REFUSED(h->reserved = 1, "reserved 0x1");
 	REFUSED(h->vcpus = 0, "0 vCPUs (1 to 64)");
 	REFUSED(h->vcpus = 65, "65 vCPUs (1 to 64)");
 	REFUSED(h->vcpus = 0x80000001u, "2147483649 vCPUs");
-	REFUSED(h->state_bytes = (uint32_t)vm_saved_state_bytes(1), "for 2 vCPUs");
-	REFUSED((h->vcpus = 3, h->state_bytes = (uint32_t)vm_saved_state_bytes(3)), "outside");
-	REFUSED(in_blob->nr_vcpus = 1, "the VM state holds 1 vCPUs, the header says 2");
-	REFUSED(h->state_offset = 4097, "unaligned or outside");
-	REFUSED(h->state_offset = 0, "unaligned or outside");
-	REFUSED(h->state_offset = ~0ull - 7, "unaligned or outside");
+	REFUSED(h->state_bytes = 0, "unaligned, over");
+	REFUSED(h->state_bytes = SNAPSHOT_STATE_MAX + 8, "unaligned, over");
+	REFUSED(h->state_bytes = 3 * 4096, "outside");
+	REFUSED(h->state_offset = 4097, "unaligned, over");
+	REFUSED(h->state_offset = 0, "unaligned, over");
+	REFUSED(h->state_offset = ~0ull - 7, "unaligned, over");
 	REFUSED(h->mem_bytes = 0, "memory size");
 	REFUSED(h->mem_bytes = 100, "memory size");
 	REFUSED(h->mem_bytes = 4ull << 30, "memory size");
