@@ -10,7 +10,6 @@
 #pragma once
 #include "virt/e820.h"
 #include "dev/acpi_pm.h"
-#include "dev/bus.h"
 #include "dev/fwcfg.h"
 #include "dev/ioapic.h"
 #include "dev/pci.h"

@@ -1,8 +1,9 @@
 /* Guest accesses to guest-physical addresses that no memory slot holds: the
  * local APIC's page, a device on the VM's MMIO bus (dev/bus.h), or nothing
- * (a PC's unclaimed addresses read all ones and drop writes). The faulting instruction is fetched through the guest's own
- * page tables (or taken from the CPU's decode assists), decoded and emulated
- * (virt/insn.c) with every memory operand sent where its address belongs. */
+ * (a PC's unclaimed addresses read all ones and drop writes). The faulting
+ * instruction is fetched through the guest's own page tables (or taken from
+ * the CPU's decode assists), decoded and emulated (virt/insn.c) with every
+ * memory operand sent where its address belongs. */
 #include "virt/mmio.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
