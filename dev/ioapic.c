@@ -37,35 +37,24 @@ static bool rte_level(uint64_t e)
 static void send(struct ioapic *io, unsigned pin)
 {
 	uint64_t e = io->redir[pin];
-	enum lapic_delivery mode = (enum lapic_delivery)rte_mode(e);
-	uint8_t vector = e & IOAPIC_RTE_VECTOR;
-	bool logical = e & IOAPIC_RTE_LOGICAL;
-	bool level = rte_level(e);
-	uint32_t dest = (uint32_t)(e >> IOAPIC_RTE_DEST_SHIFT);
-	struct lapic *lowest = NULL;
+	struct apic_msg m = {
+		.dest = (uint32_t)(e >> IOAPIC_RTE_DEST_SHIFT),
+		.vector = e & IOAPIC_RTE_VECTOR,
+		.mode = (enum lapic_delivery)rte_mode(e),
+		.logical = e & IOAPIC_RTE_LOGICAL,
+		.level = rte_level(e),
+	};
 
-	if (mode == LAPIC_DM_SMI || mode == LAPIC_DM_EXTINT || mode == LAPIC_DM_SIPI || mode == 3)
+	if (m.mode == LAPIC_DM_SMI || m.mode == LAPIC_DM_EXTINT || m.mode == LAPIC_DM_SIPI ||
+	    m.mode == 3)
 		return; /* not modelled (SMI, ExtINT) or reserved (3, 6): nothing is sent */
 	io->delivered[pin]++;
-	if (level)
+	if (m.level)
 		io->redir[pin] |= IOAPIC_RTE_REMOTE_IRR; /* until the EOI */
-	if (!io->bus)
-		return;
 	/* An 8-bit all-ones destination is broadcast, x2APIC-mode APICs included. */
-	if (dest == XAPIC_BROADCAST)
-		dest = X2APIC_BROADCAST;
-	for (unsigned i = 0; i < io->bus->count; i++) {
-		struct lapic *to = io->bus->apic[i];
-
-		if (!lapic_match_dest(to, dest, logical))
-			continue;
-		if (mode != LAPIC_DM_LOWEST)
-			lapic_deliver(to, mode, vector, level);
-		else if (lapic_sw_enabled(to) && (!lowest || lapic_lower_priority(to, lowest)))
-			lowest = to;
-	}
-	if (lowest)
-		lapic_deliver(lowest, LAPIC_DM_FIXED, vector, level);
+	if (m.dest == XAPIC_BROADCAST)
+		m.dest = X2APIC_BROADCAST;
+	lapic_bus_deliver(io->bus, &m);
 }
 
 /* A level-triggered pin sends while asserted, unmasked and not in service. */

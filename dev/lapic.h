@@ -238,6 +238,22 @@ void lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, b
  * Never matches a hardware-disabled APIC. For the I/O APIC later. */
 bool lapic_match_dest(const struct lapic *a, uint32_t dest, bool logical);
 
+/* An interrupt message (SDM 10.6.1, 10.11 for MSIs): what the I/O APIC, an
+ * IPI or an MSI sends to the local APICs. */
+struct apic_msg {
+	uint32_t dest; /* per `logical` and each APIC's mode; 0xffffffff: broadcast */
+	uint8_t vector;
+	enum lapic_delivery mode;
+	bool logical;
+	bool level;         /* level-triggered (fixed and lowest priority only) */
+	unsigned shorthand; /* an IPI's LAPIC_DEST_*; LAPIC_DEST_NONE for others */
+	struct lapic *from; /* an IPI's sender (the shorthands' "self"), else NULL */
+};
+/* Deliver m to every APIC on bus it names, or for lowest priority to the
+ * matching, software-enabled one that wins arbitration (lapic_lower_priority).
+ * bus NULL: only m->from can receive it (an APIC on no bus). */
+void lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m);
+
 /* LINT0/LINT1 asserted (pin 0 or 1): delivered per its LVT (fixed, NMI, INIT;
  * ExtINT and SMI unsupported, ignored). Hardware-disabled: LINT1 is the NMI pin. */
 void lapic_lint(struct lapic *a, unsigned pin);

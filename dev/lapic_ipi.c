@@ -1,6 +1,7 @@
 /* Local APIC interrupt messages (lapic.h; SDM vol. 3A 10.6, 10.12.9-10):
- * destination matching, delivery of one message to one APIC, IPIs sent
- * through the ICR over the lapic_bus, and the LINT pins. Apart from the
+ * destination matching, delivery of one message to one APIC and of one
+ * message over the lapic_bus (IPIs sent through the ICR, the I/O APIC's),
+ * and the LINT pins. Apart from the
  * register file (lapic.c), which calls send_ipi and send_self_ipi
  * (lapic_internal.h). */
 #include "dev/lapic_internal.h"
@@ -88,6 +89,8 @@ unsigned lapic_accept_start(struct lapic *a, bool *wait_sipi, uint8_t *vector)
 	return done;
 }
 
+/* Does a message reach `to`: by its shorthand (relative to the sender
+ * `from`), or else by its destination? */
 static bool ipi_targets(const struct lapic *from, const struct lapic *to, unsigned shorthand,
 			uint32_t dest, bool logical)
 {
@@ -112,38 +115,47 @@ bool lapic_lower_priority(const struct lapic *x, const struct lapic *y)
 	return px < py || (px == py && lapic_id(x) < lapic_id(y));
 }
 
-void send_ipi(struct lapic *from, uint32_t icr, uint32_t dest)
+void lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m)
 {
-	uint8_t vector = icr & 0xff;
-	unsigned mode = (icr >> 8) & 7;
-	unsigned shorthand = (icr >> LAPIC_ICR_SHORTHAND_SHIFT) & 3;
-	bool logical = icr & LAPIC_ICR_LOGICAL;
-	bool level = icr & LAPIC_ICR_LEVEL;
-	struct lapic *const *apics = from->bus ? from->bus->apic : &from;
-	unsigned count = from->bus ? from->bus->count : 1;
+	struct lapic *const *apics = bus ? bus->apic : &m->from;
+	unsigned count = bus ? bus->count : m->from != NULL;
 	struct lapic *lowest = NULL;
-
-	if ((mode == LAPIC_DM_FIXED || mode == LAPIC_DM_LOWEST) && vector < 16) {
-		raise_error(from, LAPIC_ESR_SEND_ILLEGAL_VECTOR);
-		return;
-	}
-	if (mode == LAPIC_DM_INIT && level && !(icr & LAPIC_ICR_ASSERT))
-		return; /* INIT level de-assert: nothing to do */
-	if (!lapic_x2apic_mode(from) && dest == XAPIC_BROADCAST)
-		dest = X2APIC_BROADCAST; /* reaches x2APIC-mode APICs too */
 
 	for (unsigned i = 0; i < count; i++) {
 		struct lapic *to = apics[i];
 
-		if (!ipi_targets(from, to, shorthand, dest, logical))
+		if (!ipi_targets(m->from, to, m->shorthand, m->dest, m->logical))
 			continue;
-		if (mode != LAPIC_DM_LOWEST)
-			lapic_deliver(to, mode, vector, level);
+		if (m->mode != LAPIC_DM_LOWEST)
+			lapic_deliver(to, m->mode, m->vector, m->level);
 		else if (lapic_sw_enabled(to) && (!lowest || lapic_lower_priority(to, lowest)))
 			lowest = to;
 	}
 	if (lowest)
-		lapic_deliver(lowest, LAPIC_DM_FIXED, vector, level);
+		lapic_deliver(lowest, LAPIC_DM_FIXED, m->vector, m->level);
+}
+
+void send_ipi(struct lapic *from, uint32_t icr, uint32_t dest)
+{
+	struct apic_msg m = {
+		.dest = dest,
+		.vector = icr & 0xff,
+		.mode = (enum lapic_delivery)((icr >> 8) & 7),
+		.logical = icr & LAPIC_ICR_LOGICAL,
+		.level = icr & LAPIC_ICR_LEVEL,
+		.shorthand = (icr >> LAPIC_ICR_SHORTHAND_SHIFT) & 3,
+		.from = from,
+	};
+
+	if ((m.mode == LAPIC_DM_FIXED || m.mode == LAPIC_DM_LOWEST) && m.vector < 16) {
+		raise_error(from, LAPIC_ESR_SEND_ILLEGAL_VECTOR);
+		return;
+	}
+	if (m.mode == LAPIC_DM_INIT && m.level && !(icr & LAPIC_ICR_ASSERT))
+		return; /* INIT level de-assert: nothing to do */
+	if (!lapic_x2apic_mode(from) && dest == XAPIC_BROADCAST)
+		m.dest = X2APIC_BROADCAST; /* reaches x2APIC-mode APICs too */
+	lapic_bus_deliver(from->bus, &m);
 }
 
 void send_self_ipi(struct lapic *a, uint8_t vector)

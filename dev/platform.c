@@ -6,22 +6,64 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "dev/acpi_tables.h"
-#include "virt/emulate.h"
+#include "dev/com1.h"
+#include "dev/isa.h"
 #include "virt/vm.h"
 
 #define TESTDEV_IOMEM_ORDER 4 /* 64 KiB */
-#define PORT_KBD_STATUS 0x64  /* 8042: a write of 0xFE pulses the reset line */
-#define KBD_CMD_RESET 0xfe
-#define RCR_RESET_CPU 0x04    /* port 0xCF9 (PIIX3 reset control): bit 2 resets */
 #define ISA_IRQS 16
 /* QEMU's MADT overrides IRQ 0 to GSI 2; the other ISA IRQs are their GSI. */
 #define IRQ0_GSI 2
 
-const char *const platform_device_names[DEV_COUNT] = {
-	[DEV_IOAPIC] = "ioapic", [DEV_PIC] = "pic",         [DEV_PIT] = "pit",
-	[DEV_RTC] = "rtc",       [DEV_PMTIMER] = "pmtimer", [DEV_FWCFG] = "fwcfg",
-	[DEV_PCI] = "pci",       [DEV_TESTDEV] = "testdev",
+/* ---- the devices' adapters (the ISA ports': isa.c, COM1's: com1.c) ---- */
+
+static bool ioapic_read(struct vm *vm, struct vm_device *d, uint64_t gpa, unsigned size,
+			uint64_t *val)
+{
+	(void)vm;
+	*val = ioapic_mmio_read(d->model, (unsigned)(gpa - IOAPIC_BASE), size);
+	return true;
+}
+
+static bool ioapic_write(struct vm *vm, struct vm_device *d, uint64_t gpa, unsigned size,
+			 uint64_t val)
+{
+	(void)vm;
+	ioapic_mmio_write(d->model, (unsigned)(gpa - IOAPIC_BASE), size, (uint32_t)val);
+	return true;
+}
+
+static const struct bus_ops ioapic_ops = { .read = ioapic_read, .write = ioapic_write };
+static const struct device_spec ioapic_device = {
+	.name = "ioapic", .mmio_ops = &ioapic_ops, .mmio = { { IOAPIC_BASE, IOAPIC_SIZE } },
 };
+
+static bool pci_read(struct vm *vm, struct vm_device *d, uint64_t port, unsigned size,
+		     uint64_t *val)
+{
+	(void)vm;
+	*val = pci_port_read(d->model, (uint16_t)port, size);
+	return true;
+}
+
+static bool pci_write(struct vm *vm, struct vm_device *d, uint64_t port, unsigned size,
+		      uint64_t val)
+{
+	(void)vm;
+	pci_port_write(d->model, (uint16_t)port, size, (uint32_t)val);
+	return true;
+}
+
+/* CONFIG_ADDRESS's bytes and CONFIG_DATA, 0xCF8-0xCFF but for PIIX3's reset
+ * control at 0xCF9 (isa.c). */
+static const struct bus_ops pci_ops = { .read = pci_read, .write = pci_write };
+static const struct device_spec pci_device = {
+	.name = "pci", .port_ops = &pci_ops,
+	.ports = { { PCI_PORT_ADDR, 1 },
+		   { ACPI_RESET_PORT + 1, PCI_PORT_DATA + 4 - (ACPI_RESET_PORT + 1) } },
+};
+
+/* ---- creation ---- */
 
 static void testdev_irq(void *ctx, unsigned irq, bool level)
 {
@@ -38,7 +80,32 @@ static void testdev_flush(void *ctx, uint64_t gpa)
 		mmu_zap(&vm->mmu, gpa, PAGE_SIZE);
 }
 
-int platform_init(struct vm *vm, bool testdev)
+/* Every device into the VM's table, in the order stats prints them, with its
+ * ranges (pc-testdev's only when the VM has one). */
+static int attach_devices(struct vm *vm, bool testdev, char *err, size_t errlen)
+{
+	struct platform *p = &vm->platform;
+	const struct {
+		const struct device_spec *spec;
+		void *model;
+		bool ranges;
+	} devs[] = {
+		{ &ioapic_device, &p->ioapic, true }, { &pic_device, &p->pic, true },
+		{ &pit_device, &p->pit, true },       { &rtc_device, &p->rtc, true },
+		{ &pmtimer_device, &p->pmtimer, true }, { &fwcfg_device, &p->fwcfg, true },
+		{ &pci_device, &p->pci, true },       { &testdev_device, &p->testdev, testdev },
+		{ &acpi_pm_device, &p->acpi_pm, true }, { &com1_device, &vm->com1.uart, true },
+		{ &debug_exit_device, NULL, true },
+	};
+
+	for (unsigned i = 0; i < sizeof(devs) / sizeof(devs[0]); i++)
+		if (!device_attach(&vm->devices, &vm->port_bus, &vm->mmio_bus, devs[i].spec,
+				   devs[i].model, devs[i].ranges, err, errlen))
+			return -1;
+	return 0;
+}
+
+int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen)
 {
 	struct platform *p = &vm->platform;
 	uint64_t tsc = vm_guest_tsc(vm);
@@ -46,8 +113,10 @@ int platform_init(struct vm *vm, bool testdev)
 	uint64_t wall = cmos_unix_seconds();
 	paddr_t iomem = 0;
 
-	if (testdev && !(iomem = frame_alloc_zeroed(TESTDEV_IOMEM_ORDER)))
+	if (testdev && !(iomem = frame_alloc_zeroed(TESTDEV_IOMEM_ORDER))) {
+		ksnprintf(err, errlen, "out of memory for the chipset");
 		return -1;
+	}
 	ioapic_init(&p->ioapic, &vm->apic_bus);
 	vm->apic_bus.level_eoi = ioapic_level_eoi;
 	vm->apic_bus.level_eoi_ctx = &p->ioapic;
@@ -57,13 +126,11 @@ int platform_init(struct vm *vm, bool testdev)
 	rtc_init(&p->rtc, tsc_khz(), wall - (tsc_khz() ? tsc / (tsc_khz() * 1000) : 0),
 		 vm->mem_bytes);
 	pmtimer_init(&p->pmtimer, tsc_khz());
+	acpi_pm_init(&p->acpi_pm);
 	fwcfg_init_vm(&p->fwcfg, vm->mem_bytes, vm->nr_vcpus);
 	pci_init(&p->pci);
-	/* No SMI command port: ACPI is on from the start (SCI_EN set). */
-	p->pm1_cnt = ACPI_PM1_CNT_SCI_EN;
-	p->testdev_on = testdev;
 	testdev_init(&p->testdev, iomem ? pa_to_va(iomem) : NULL, &ops);
-	return 0;
+	return attach_devices(vm, testdev, err, errlen);
 }
 
 void platform_destroy(struct vm *vm)
@@ -86,153 +153,6 @@ int platform_write_acpi(struct vm *vm)
 	    mmu_write_guest(&vm->mmu, tables_gpa, tables, n))
 		return -1;
 	return 0;
-}
-
-static void count(struct platform *p, enum platform_device d)
-{
-	p->exits[d]++;
-}
-
-/* PM1a: status and enable (write-one-to-clear status), control with the
- * sleep request; S5 is the one sleep state offered (the DSDT's _S5). */
-static bool pm_io(struct vm *vm, uint16_t port, unsigned size, bool in, uint32_t *val)
-{
-	struct platform *p = &vm->platform;
-	unsigned off = port - ACPI_PM_BASE;
-
-	if (off >= 8 && off < 12) {
-		if (in)
-			*val = pmtimer_read(&p->pmtimer, vm_guest_tsc(vm)) >> (8 * (off - 8));
-		count(p, DEV_PMTIMER);
-		return true;
-	}
-	count(p, DEV_PMTIMER);
-	if (off < 2) {
-		if (in)
-			*val = p->pm1_sts >> (8 * off);
-		else
-			p->pm1_sts &= (uint16_t)~(*val << (8 * off));
-	} else if (off < 4) {
-		if (in)
-			*val = p->pm1_en >> (8 * (off - 2));
-		else
-			p->pm1_en = (uint16_t)(*val << (8 * (off - 2)));
-	} else if (in) {
-		*val = (p->pm1_cnt & ~ACPI_PM1_CNT_SLP_EN) >> (8 * (off - 4));
-	} else {
-		uint16_t cnt = off == 4 && size >= 2 ? (uint16_t)*val
-			       : off == 4 ? (uint16_t)((p->pm1_cnt & 0xff00) | (*val & 0xff))
-					  : (uint16_t)((p->pm1_cnt & 0xff) | (*val << 8));
-
-		p->pm1_cnt = cnt & ~ACPI_PM1_CNT_SLP_EN;
-		if ((cnt & ACPI_PM1_CNT_SLP_EN) &&
-		    ((cnt & ACPI_PM1_CNT_SLP_TYP_MASK) >> ACPI_PM1_CNT_SLP_TYP_SHIFT) == ACPI_SLP_TYP_S5) {
-			vm->exit_note = " (ACPI power off)";
-			vm_exit(vm, 0);
-		}
-	}
-	return true;
-}
-
-bool platform_io(struct vm *vm, uint16_t port, unsigned size, bool in, uint32_t *val)
-{
-	struct platform *p = &vm->platform;
-	uint64_t now = vm_guest_tsc(vm);
-
-	if (port == PIC_MASTER_CMD || port == PIC_MASTER_DATA || port == PIC_SLAVE_CMD ||
-	    port == PIC_SLAVE_DATA || port == PIC_ELCR_MASTER || port == PIC_ELCR_SLAVE) {
-		if (in)
-			*val = pic_port_read(&p->pic, port);
-		else
-			pic_port_write(&p->pic, port, (uint8_t)*val);
-		count(p, DEV_PIC);
-	} else if ((port >= PIT_PORT_CH0 && port <= PIT_PORT_CMD) || port == PIT_PORT_61) {
-		if (in)
-			*val = pit_port_read(&p->pit, port, now);
-		else
-			pit_port_write(&p->pit, port, (uint8_t)*val, now);
-		count(p, DEV_PIT);
-	} else if (port == RTC_PORT_INDEX || port == RTC_PORT_DATA) {
-		if (in)
-			*val = rtc_port_read(&p->rtc, port, now);
-		else
-			rtc_port_write(&p->rtc, port, (uint8_t)*val, now);
-		count(p, DEV_RTC);
-	} else if (port >= ACPI_PM_BASE && port < ACPI_PM_BASE + 12) {
-		return pm_io(vm, port, size, in, val);
-	} else if (port == FWCFG_PORT_SEL || port == FWCFG_PORT_DATA) {
-		if (in)
-			*val = fwcfg_port_read(&p->fwcfg, port, size);
-		else
-			fwcfg_port_write(&p->fwcfg, port, size, *val);
-		count(p, DEV_FWCFG);
-	} else if (port == ACPI_RESET_PORT && size == 1) {
-		if (in) {
-			*val = p->reset_control;
-		} else {
-			p->reset_control = (uint8_t)(*val & ~RCR_RESET_CPU);
-			if (*val & RCR_RESET_CPU)
-				vm_fail(vm, "guest reset");
-		}
-	} else if (port >= PCI_PORT_ADDR && port < PCI_PORT_DATA + 4) {
-		if (in)
-			*val = pci_port_read(&p->pci, port, size);
-		else
-			pci_port_write(&p->pci, port, size, *val);
-		count(p, DEV_PCI);
-	} else if (port == PORT_KBD_STATUS) {
-		/* The 8042 is not there but for its reset line: its status reads
-		 * "nothing to read, room to write". */
-		if (in)
-			*val = 0;
-		else if ((*val & 0xff) == KBD_CMD_RESET)
-			vm_fail(vm, "guest reset");
-	} else if (p->testdev_on && (in ? testdev_port_read(&p->testdev, port, size, val)
-				       : testdev_port_write(&p->testdev, port, size, *val))) {
-		count(p, DEV_TESTDEV);
-	} else {
-		return false;
-	}
-	return true;
-}
-
-static bool in_ioapic(uint64_t gpa)
-{
-	return gpa >= IOAPIC_BASE && gpa < IOAPIC_BASE + IOAPIC_SIZE;
-}
-
-static bool in_testdev(const struct platform *p, uint64_t gpa)
-{
-	return p->testdev_on && gpa >= TESTDEV_MMIO_BASE &&
-	       gpa < TESTDEV_MMIO_BASE + TESTDEV_MMIO_SIZE;
-}
-
-bool platform_claims(const struct vm *vm, uint64_t gpa)
-{
-	return in_ioapic(gpa) || in_testdev(&vm->platform, gpa);
-}
-
-bool platform_mmio(struct vm *vm, uint64_t gpa, unsigned size, uint64_t *val, bool write)
-{
-	struct platform *p = &vm->platform;
-
-	if (in_ioapic(gpa)) {
-		if (write)
-			ioapic_mmio_write(&p->ioapic, (unsigned)(gpa - IOAPIC_BASE), size, (uint32_t)*val);
-		else
-			*val = ioapic_mmio_read(&p->ioapic, (unsigned)(gpa - IOAPIC_BASE), size);
-		count(p, DEV_IOAPIC);
-		return true;
-	}
-	if (in_testdev(p, gpa)) {
-		if (write)
-			testdev_mmio_write(&p->testdev, (unsigned)(gpa - TESTDEV_MMIO_BASE), size, *val);
-		else
-			*val = testdev_mmio_read(&p->testdev, (unsigned)(gpa - TESTDEV_MMIO_BASE), size);
-		count(p, DEV_TESTDEV);
-		return true;
-	}
-	return false;
 }
 
 void platform_set_isa_irq(struct vm *vm, unsigned irq, bool level)
@@ -282,9 +202,9 @@ void platform_print_stats(const struct vm *vm)
 {
 	const struct platform *p = &vm->platform;
 
-	for (int d = 0; d < DEV_COUNT; d++)
-		kprintf("  exits_%-20s %llu\n", platform_device_names[d],
-			(unsigned long long)p->exits[d]);
+	for (unsigned i = 0; i < vm->devices.count; i++)
+		kprintf("  exits_%-20s %llu\n", vm->devices.dev[i].name,
+			(unsigned long long)vm->devices.dev[i].exits);
 	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++)
 		if (p->ioapic.delivered[pin])
 			kprintf("  ioapic_pin_%-15u %llu\n", pin,

@@ -1,7 +1,7 @@
 /* The 16550A UART (National Semiconductor PC16550D datasheet) as a pure
  * model: registers are function calls, the serial line is what uart16550_write
  * returns and what uart16550_receive takes, the interrupt output is
- * uart16550_irq. No VM, no locking; virt/io.c wires one to COM1 and IRQ 4.
+ * uart16550_irq. No VM, no locking; dev/com1.c wires one to COM1 and IRQ 4.
  * Also built for the host (tests/unit/test_uart16550.c).
  *
  * Registers (offset from the base port; DLAB is LCR bit 7):

@@ -1,8 +1,9 @@
 /* Guest accesses to guest-physical addresses that no memory slot holds: the
- * local APIC's page, or nothing (a PC's unclaimed addresses read all ones and
- * drop writes). The faulting instruction is fetched through the guest's own
- * page tables (or taken from the CPU's decode assists), decoded and emulated
- * (virt/insn.c) with every memory operand sent where its address belongs. */
+ * local APIC's page, a device on the VM's MMIO bus (dev/bus.h), or nothing
+ * (a PC's unclaimed addresses read all ones and drop writes). The faulting
+ * instruction is fetched through the guest's own page tables (or taken from
+ * the CPU's decode assists), decoded and emulated (virt/insn.c) with every
+ * memory operand sent where its address belongs. */
 #include "virt/mmio.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
@@ -38,7 +39,8 @@ static bool in_apic_page(struct vcpu *v, uint64_t gpa, unsigned *offset)
 	return true;
 }
 
-/* The APIC page or a chipset device: under the VM's lock. */
+/* The vCPU's own APIC page first, then the device on the MMIO bus: under
+ * the VM's lock. */
 static bool access_device(struct vcpu *v, uint64_t gpa, unsigned size, uint64_t *val, bool write)
 {
 	struct vm *vm = v->vm;
@@ -47,7 +49,7 @@ static bool access_device(struct vcpu *v, uint64_t gpa, unsigned size, uint64_t 
 
 	vm_lock(vm);
 	if (!in_apic_page(v, gpa, &offset))
-		claimed = platform_mmio(vm, gpa, size, val, write);
+		claimed = bus_access(&vm->mmio_bus, vm, gpa, size, val, write);
 	else if (write)
 		lapic_mmio_write(&v->apic, offset, size, *val, guest_tsc(v));
 	else
@@ -186,7 +188,7 @@ void mmio_exit(struct vcpu *v, const struct vexit *e)
 	/* strict_mmio: what no device claims stops the guest, as before sprig
 	 * emulated a PC's unclaimed addresses; so does running code there. */
 	if ((vm->strict_mmio && !in_apic_page(v, e->npf.gpa, &offset) &&
-	     !platform_claims(vm, e->npf.gpa)) ||
+	     !bus_find(&vm->mmio_bus, e->npf.gpa)) ||
 	    (e->npf.access & TDP_ACC_EXEC)) {
 		vm_fail(vm, "%s outside guest memory at gpa 0x%llx", access,
 			(unsigned long long)e->npf.gpa);

@@ -3,7 +3,7 @@
 #include "virt/vm.h"
 
 /* A nested page fault at an address no memory slot holds: emulate the
- * instruction against the device there (the local APIC) or, where nothing
- * is, as a PC does (reads all ones, writes dropped; vm->strict_mmio stops
- * the guest instead). RIP moves past it when done; a failure stops the VM. */
+ * instruction against the device there (the vCPU's local APIC, or one on
+ * the VM's MMIO bus) or, where nothing is, as a PC does (reads all ones,
+ * writes dropped; vm->strict_mmio stops the guest instead). RIP moves past it when done; a failure stops the VM. */
 void mmio_exit(struct vcpu *v, const struct vexit *e);

@@ -7,7 +7,8 @@
 #include "virt/hypercall.h"
 #include "dev/platform.h"
 #include "virt/backend.h"
-#include "dev/uart16550.h"
+#include "dev/bus.h"
+#include "dev/com1.h"
 #include "arch/x86/smp.h"
 
 struct snapshot_image;
@@ -36,24 +37,6 @@ enum vm_state {
 	VM_FAILED,  /* sprig stopped the guest: triple fault, bad access, ... */
 };
 
-/* What the guest sent through COM1 and sprig has not printed yet: a partial
- * line, kept in snapshots. */
-struct vm_uart {
-	char line[160];
-	unsigned len;
-};
-
-/* COM1 at 0x3f8 on IRQ 4 (virt/io.c): the 16550A, the level its IRQ line was
- * last given, and whether `vm console` holds sprig's console (keys to the
- * receiver, output raw) with the guest's last raw line unfinished. Chipset
- * state: not in snapshots. */
-struct vm_com1 {
-	struct uart16550 uart;
-	bool irq_level;
-	bool attached;
-	bool mid_line;
-};
-
 struct vm {
 	int id;
 	char name[VM_NAME_MAX];
@@ -72,8 +55,12 @@ struct vm {
 	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
 	bool strict_mmio;          /* accesses no device claims stop the guest */
 	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
-	struct vm_uart uart;
-	struct vm_com1 com1;
+	struct vm_uart uart;       /* COM1's output not yet printed */
+	struct vm_com1 com1;       /* COM1 (dev/com1.h); not in snapshots */
+	/* Every device once, and the buses that reach them: fixed from
+	 * creation (platform_init) on, so lookups need no lock. */
+	struct vm_devices devices;
+	struct bus port_bus, mmio_bus;
 	uint64_t created_tsc;
 	uint32_t stopping;        /* a vCPU or the console ended the run: the first wins */
 	int stopped_by;           /* the vCPU whose exit ended it, -1 for the console */

@@ -1,0 +1,113 @@
+/* COM1 (com1.h). */
+#include "dev/com1.h"
+#include "lib/print.h"
+#include "virt/vm.h"
+
+void uart_flush_line(struct vm *vm)
+{
+	struct vm_uart *u = &vm->uart;
+
+	/* Raw output the guest left mid-line: what sprig prints next starts
+	 * on a line of its own. */
+	if (vm->com1.attached && vm->com1.mid_line) {
+		kprintf("\n");
+		vm->com1.mid_line = false;
+	}
+	if (!u->len)
+		return;
+	kprintf("[%s] %.*s\n", vm->name, (int)u->len, u->line);
+	if (vm->on_line)
+		vm->on_line(vm, u->line, u->len, vm->on_line_ctx);
+	u->len = 0;
+}
+
+void uart_transmit(struct vm *vm, uint8_t c)
+{
+	struct vm_uart *u = &vm->uart;
+
+	if (vm->com1.attached) {
+		char ch = (char)c;
+
+		console_write(&ch, 1);
+		vm->com1.mid_line = c != '\n';
+		return;
+	}
+	if (c == '\n') {
+		if (u->len) {
+			uart_flush_line(vm);
+			return;
+		}
+		kprintf("[%s] \n", vm->name);
+		if (vm->on_line)
+			vm->on_line(vm, "", 0, vm->on_line_ctx);
+		return;
+	}
+	if (c == '\r')
+		return;
+	/* Keep the console printable: show other control bytes as '.'. */
+	u->line[u->len++] = (c >= 0x20 && c < 0x7f) || c == '\t' ? (char)c : '.';
+	if (u->len == sizeof(u->line))
+		uart_flush_line(vm);
+}
+
+/* IRQ 4 follows the UART's output: the PIC and the I/O APIC see its edges
+ * (ISA IRQ 4 is edge-triggered, active high, on QEMU's pc machine). */
+static void com1_update_irq(struct vm *vm)
+{
+	bool level = uart16550_irq(&vm->com1.uart);
+
+	if (level == vm->com1.irq_level)
+		return;
+	vm->com1.irq_level = level;
+	platform_set_isa_irq(vm, COM1_IRQ, level);
+}
+
+size_t uart_receive(struct vm *vm, const uint8_t *buf, size_t n)
+{
+	struct uart16550 *u = &vm->com1.uart;
+	size_t taken = 0;
+
+	vm_lock(vm);
+	for (unsigned room = uart16550_rx_room(u); taken < n && room; room--)
+		uart16550_receive(u, buf[taken++]);
+	if (taken == n)
+		uart16550_rx_idle(u);
+	com1_update_irq(vm);
+	vm_unlock(vm, NULL);
+	return taken;
+}
+
+void uart_attach(struct vm *vm, bool attach)
+{
+	vm_lock(vm);
+	uart_flush_line(vm);
+	vm->com1.attached = attach;
+	vm_unlock(vm, NULL);
+}
+
+static bool com1_read(struct vm *vm, struct vm_device *dev, uint64_t port, unsigned size,
+		      uint64_t *val)
+{
+	(void)size;
+	*val = uart16550_read(dev->model, (unsigned)(port - COM1_BASE));
+	com1_update_irq(vm);
+	return true;
+}
+
+static bool com1_write(struct vm *vm, struct vm_device *dev, uint64_t port, unsigned size,
+		       uint64_t val)
+{
+	int sent = uart16550_write(dev->model, (unsigned)(port - COM1_BASE), (uint8_t)val);
+
+	(void)size;
+	if (sent >= 0)
+		uart_transmit(vm, (uint8_t)sent);
+	com1_update_irq(vm);
+	return true;
+}
+
+static const struct bus_ops com1_ops = { .read = com1_read, .write = com1_write };
+
+const struct device_spec com1_device = {
+	.name = "com1", .port_ops = &com1_ops, .ports = { { COM1_BASE, 8 } },
+};
