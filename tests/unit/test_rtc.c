@@ -3,6 +3,7 @@
 #include "check.h"
 #include "lib/civil.h"
 #include "dev/rtc.h"
+#include "tests/rng.h"
 #include <stdint.h>
 #include <string.h>
 
@@ -476,4 +477,49 @@ TEST(rtc_record_bool_byte)
 	rtc_record.fields(&r, &in);
 	CHECK(in.bad && strstr(in.bad, "nmi_masked"));
 	CHECK(!r.nmi_masked);
+}
+
+/* Records with random bytes changed: whatever the check accepts, the model
+ * runs on without fault (the sanitizers abort on an index out of bounds or
+ * a signed overflow). */
+TEST(rtc_record_checked_records_run)
+{
+	static const uint8_t edge[] = { 0, 1, 0x7f, 0x80, 0xc0, 0xff };
+	struct rng r = rng_seeded(27);
+	struct rtc m, z;
+	uint8_t good[256], buf[256];
+	struct field_io out = field_saver(good, sizeof good), in;
+	char err[160];
+	unsigned accepted = 0;
+
+	busy_rtc(&m);
+	rtc_record.fields(&m, &out);
+	REQUIRE(!out.overrun);
+	for (unsigned i = 0; i < 20000; i++) {
+		memcpy(buf, good, out.pos);
+		for (unsigned n = 1 + (unsigned)rng_below(&r, 3); n; n--) {
+			unsigned v = (unsigned)rng_below(&r, sizeof edge + 1);
+			/* mostly the fields after the CMOS bytes */
+			uint64_t at = rng_below(&r, 2) ? 128 + rng_below(&r, out.pos - 128) : rng_below(&r, out.pos);
+
+			buf[at] = v < sizeof edge ? edge[v] : (uint8_t)rng_next(&r);
+		}
+		memset(&z, 0, sizeof z);
+		in = field_loader(buf, out.pos);
+		rtc_record.fields(&z, &in);
+		if (in.bad || !rtc_record.check(&z, NULL, err, sizeof err))
+			continue;
+		accepted++;
+		rtc_init(&m, i & 1 ? 1 : REC_KHZ, REC_T0, REC_RAM);
+		in = field_loader(buf, out.pos);
+		rtc_record.fields(&m, &in);
+		for (unsigned k = 0; k < 4; k++) {
+			uint64_t now = rng_next(&r) >> rng_below(&r, 64);
+
+			rtc_port_read(&m, 0x71, now);
+			cmos_rd(&m, (uint8_t)rng_below(&r, 14), now);
+			cmos_wr(&m, (uint8_t)rng_below(&r, 14), (uint8_t)rng_next(&r), now);
+		}
+	}
+	CHECK(accepted > 1000);
 }
