@@ -3,6 +3,7 @@
  * the Intel SDM vol. 3A 10.6 (destinations) and 10.8.5 (EOI). */
 #include "dev/ioapic.h"
 #include "dev/lapic.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
 #define ID_SHIFT 24
@@ -196,3 +197,63 @@ void ioapic_mmio_write(struct ioapic *io, unsigned offset, unsigned size, uint32
 		break;
 	}
 }
+
+/* ---- state record ----
+ *
+ * Saved: the ID, IOREGSEL, the redirection table (remote IRR included) and
+ * the pins' levels. Not saved: the lapic_bus (the loading VM's) and the
+ * delivered counts (statistics).
+ * Checked: the ID's 4 bits, pins that do not exist, the read-only bits no
+ * write sets (delivery status; remote IRR on an edge entry), and a level
+ * pin asserted, unmasked and not in service: it would have been sent, and
+ * restored so it would wait for an EOI that never comes. */
+static void ioapic_fields(void *model, struct field_io *io)
+{
+	struct ioapic *a = model;
+
+	FIELD(io, a->id);
+	FIELD(io, a->regsel);
+	FIELD(io, a->redir);
+	FIELD(io, a->line);
+}
+
+static bool ioapic_state_check(const void *model, const struct record_limits *lim, char *err, size_t errlen)
+{
+	const struct ioapic *a = model;
+
+	(void)lim;
+	if (a->id > ID_MASK) {
+		ksnprintf(err, errlen, "id 0x%x is wider than 4 bits", a->id);
+		return false;
+	}
+	if (a->line >> IOAPIC_PINS) {
+		ksnprintf(err, errlen, "line 0x%x asserts pins above %u", a->line, IOAPIC_PINS - 1);
+		return false;
+	}
+	for (unsigned pin = 0; pin < IOAPIC_PINS; pin++) {
+		uint64_t e = a->redir[pin];
+
+		if (e & IOAPIC_RTE_DELIVS)
+			ksnprintf(err, errlen, "redir[%u] 0x%llx sets the delivery status", pin, (unsigned long long)e);
+		else if ((e & IOAPIC_RTE_REMOTE_IRR) && !(e & IOAPIC_RTE_LEVEL))
+			ksnprintf(err, errlen, "redir[%u] 0x%llx sets remote IRR in an edge entry", pin,
+				  (unsigned long long)e);
+		else if (rte_level(e) && (a->line >> pin & 1) &&
+			 !(e & (IOAPIC_RTE_MASKED | IOAPIC_RTE_REMOTE_IRR)))
+			ksnprintf(err, errlen, "redir[%u] 0x%llx: pin asserted and unmasked, but not sent (no remote IRR)",
+				  pin, (unsigned long long)e);
+		else
+			continue;
+		return false;
+	}
+	return true;
+}
+
+const struct record_type ioapic_record = {
+	.id = REC_IOAPIC,
+	.version = 1,
+	.name = "ioapic",
+	.model_bytes = sizeof(struct ioapic),
+	.fields = ioapic_fields,
+	.check = ioapic_state_check,
+};

@@ -54,6 +54,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 struct lapic_bus;
 
@@ -111,3 +112,6 @@ void ioapic_set_irq(struct ioapic *io, unsigned pin, bool level);
 void ioapic_eoi(struct ioapic *io, uint8_t vector);
 /* ioapic_eoi with the shape of lapic_bus.level_eoi (ctx: the struct ioapic). */
 void ioapic_level_eoi(void *ctx, uint8_t vector);
+
+/* The I/O APIC's state record (REC_IOAPIC). */
+extern const struct record_type ioapic_record;

@@ -2,11 +2,15 @@
  * Command Words", "Operation Command Words", "Interrupt Sequence", "The
  * Cascade Buffer/Comparator") and the PIIX ELCR, behaving as QEMU's i8259. */
 #include "dev/pic.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
 enum { MASTER, SLAVE };
 
 #define NO_IRQ 8 /* get_priority: nothing requested */
+
+/* The ELCR bits that exist: IRQ 0-2 (master) and 8, 13 (slave) are edge only. */
+static const uint8_t elcr_mask[2] = { 0xf8, 0xde };
 
 /* ICW1 bits (written to the command port with bit 4 set) */
 #define ICW1_IC4 0x01    /* ICW4 follows */
@@ -126,8 +130,8 @@ void pic_init(struct pic *p)
 {
 	memset(p, 0, sizeof *p);
 	p->chip[MASTER].is_master = true;
-	p->chip[MASTER].elcr_mask = 0xf8; /* IRQ 0-2: edge only */
-	p->chip[SLAVE].elcr_mask = 0xde;  /* IRQ 8 and 13: edge only */
+	p->chip[MASTER].elcr_mask = elcr_mask[MASTER];
+	p->chip[SLAVE].elcr_mask = elcr_mask[SLAVE];
 }
 
 /* OCW2 (8259A "Operation Command Words"): bits 7:5 R, SL, EOI; bits 2:0 the
@@ -301,3 +305,85 @@ uint8_t pic_ack(struct pic *p)
 	update(p);
 	return vector;
 }
+
+/* ---- state record ----
+ *
+ * Saved: each chip's registers, input levels, rotation, vector base, ELCR,
+ * where its initialisation sequence is and its mode flags. Not saved:
+ * is_master and elcr_mask, the chips' wiring, which pic_init sets.
+ * Checked: what the functions above index or count with (init_state,
+ * priority_add) and what no write can make: ICW2's low bits, ELCR bits of
+ * edge-only IRQs, an ICW3/ICW4 step the ICW1 did not ask for, and the
+ * master's cascade input (IR2) not following the slave's INT output (the
+ * next slave request would give no edge). */
+static void pic_fields(void *model, struct field_io *io)
+{
+	struct pic *p = model;
+
+	for (unsigned i = 0; i < 2; i++) {
+		struct pic_chip *c = &p->chip[i];
+
+		FIELD(io, c->irr);
+		FIELD(io, c->isr);
+		FIELD(io, c->imr);
+		FIELD(io, c->line);
+		FIELD(io, c->priority_add);
+		FIELD(io, c->base);
+		FIELD(io, c->elcr);
+		FIELD(io, c->init_state);
+		FIELD_BOOL(io, c->icw4_needed);
+		FIELD_BOOL(io, c->single);
+		FIELD_BOOL(io, c->ltim);
+		FIELD_BOOL(io, c->auto_eoi);
+		FIELD_BOOL(io, c->rotate_on_auto_eoi);
+		FIELD_BOOL(io, c->sfnm);
+		FIELD_BOOL(io, c->special_mask);
+		FIELD_BOOL(io, c->poll);
+		FIELD_BOOL(io, c->read_isr);
+	}
+}
+
+static bool chip_check(const struct pic_chip *c, unsigned i, char *err, size_t errlen)
+{
+	if (c->init_state > 3)
+		ksnprintf(err, errlen, "chip[%u].init_state %u is not 0-3", i, c->init_state);
+	else if (c->init_state == 2 && c->single)
+		ksnprintf(err, errlen, "chip[%u].init_state 2 (ICW3 next) in single mode", i);
+	else if (c->init_state == 3 && !c->icw4_needed)
+		ksnprintf(err, errlen, "chip[%u].init_state 3 (ICW4 next) without ICW1's IC4", i);
+	else if (c->priority_add > 7)
+		ksnprintf(err, errlen, "chip[%u].priority_add %u is not an IR (0-7)", i, c->priority_add);
+	else if (c->base & 7)
+		ksnprintf(err, errlen, "chip[%u].base 0x%x sets bits 2:0 (ICW2 gives 7:3)", i, c->base);
+	else if (c->elcr & ~elcr_mask[i])
+		ksnprintf(err, errlen, "chip[%u].elcr 0x%x sets edge-only IRQs (0x%x)", i, c->elcr,
+			  c->elcr & ~elcr_mask[i]);
+	else
+		return true;
+	return false;
+}
+
+static bool pic_state_check(const void *model, const struct record_limits *lim, char *err, size_t errlen)
+{
+	const struct pic *p = model;
+	bool cascade = p->chip[MASTER].line >> PIC_CASCADE_IRQ & 1;
+
+	(void)lim;
+	for (unsigned i = 0; i < 2; i++)
+		if (!chip_check(&p->chip[i], i, err, errlen))
+			return false;
+	if (cascade != (chip_irq(&p->chip[SLAVE]) >= 0)) {
+		ksnprintf(err, errlen, "chip[0].line IR2 is %u but the slave's INT is %u", cascade, !cascade);
+		return false;
+	}
+	return true;
+}
+
+const struct record_type pic_record = {
+	.id = REC_PIC,
+	.version = 1,
+	.name = "pic",
+	.model_bytes = sizeof(struct pic),
+	.fields = pic_fields,
+	.check = pic_state_check,
+};

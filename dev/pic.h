@@ -32,6 +32,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define PIC_MASTER_CMD 0x20
 #define PIC_MASTER_DATA 0x21
@@ -71,3 +72,5 @@ bool pic_output(const struct pic *p);
 /* The CPU's interrupt acknowledge: the vector to take, with the request moved
  * to ISR (unless auto-EOI); base+7 of the chip concerned when spurious. */
 uint8_t pic_ack(struct pic *p);
+/* The pair's state record (REC_PIC). */
+extern const struct record_type pic_record;

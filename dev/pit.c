@@ -1,5 +1,6 @@
 /* The 8254 PIT model: see dev/pit.h for the choices. */
 #include "dev/pit.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
 static uint64_t tsc_hz(const struct pit *p)
@@ -153,6 +154,12 @@ static void change_end(struct pit *p, struct pit_channel *c, uint64_t now, bool 
 		c->edges_pending++;
 }
 
+/* The modes whose counting a rising gate starts (and a low gate does not stop). */
+static bool gate_triggered(const struct pit_channel *c)
+{
+	return c->mode == 1 || c->mode == 5;
+}
+
 static void start(struct pit_channel *c, uint64_t now)
 {
 	c->running = true;
@@ -173,16 +180,10 @@ static void load_count(struct pit *p, struct pit_channel *c, uint16_t raw, uint6
 	c->running = false;
 	c->waiting = false;
 	c->frozen_d = 0;
-	switch (c->mode) {
-	case 1:
-	case 5:
+	if (gate_triggered(c))
 		c->waiting = true; /* until a rising gate edge */
-		break;
-	default:
-		if (c->gate)
-			start(c, now);
-		break;
-	}
+	else if (c->gate)
+		start(c, now);
 	change_end(p, c, now, ob);
 }
 
@@ -197,7 +198,7 @@ static void set_gate(struct pit *p, struct pit_channel *c, bool gate, uint64_t n
 		if (!gate) {
 			/* Modes 0, 2, 3, 4 stop counting (2 and 3 force OUT high);
 			 * 1 and 5 ignore a low gate. */
-			if (c->running && c->mode != 1 && c->mode != 5) {
+			if (c->running && !gate_triggered(c)) {
 				c->frozen_d = ch_d(p, c, now);
 				c->running = false;
 			}
@@ -406,3 +407,117 @@ bool pit_out(const struct pit *p, unsigned ch, uint64_t now)
 {
 	return ch < 3 && ch_out(p, &p->ch[ch], now);
 }
+
+/* ---- state record ----
+ *
+ * Saved: each channel's programming, count, read/write/latch flip-flops,
+ * counting period (t0, d_skip, frozen_d: guest TSC values and ticks, kept as
+ * they are) and OUT edge accounting, gate 2, the speaker and refresh bits.
+ * Not saved: tsc_khz, the loading machine's, which pit_init sets.
+ * Checked: what the functions above divide or switch by (mode, count, the
+ * flip-flops), and the links between the counting flags, the gate and the
+ * edges accounted for that the port writes keep: a state outside them would
+ * count, stop or raise IRQ 0 unlike an 8254. */
+static void pit_fields(void *model, struct field_io *io)
+{
+	struct pit *p = model;
+
+	for (unsigned i = 0; i < 3; i++) {
+		struct pit_channel *c = &p->ch[i];
+
+		FIELD(io, c->mode);
+		FIELD(io, c->rw_mode);
+		FIELD_BOOL(io, c->bcd);
+		FIELD(io, c->read_state);
+		FIELD(io, c->write_state);
+		FIELD(io, c->write_lo);
+		FIELD(io, c->count);
+		FIELD_BOOL(io, c->loaded);
+		FIELD_BOOL(io, c->running);
+		FIELD_BOOL(io, c->waiting);
+		FIELD(io, c->t0);
+		FIELD(io, c->d_skip);
+		FIELD(io, c->frozen_d);
+		FIELD(io, c->held);
+		FIELD_BOOL(io, c->gate);
+		FIELD(io, c->latch_state);
+		FIELD(io, c->latched);
+		FIELD_BOOL(io, c->status_latched);
+		FIELD(io, c->status);
+		FIELD(io, c->edges_done);
+		FIELD(io, c->edges_pending);
+	}
+	FIELD_BOOL(io, p->speaker);
+	FIELD(io, p->refresh);
+}
+
+/* A read/write flip-flop: the access mode, or its second byte for lo/hi. */
+static bool flip_flop_ok(const struct pit_channel *c, uint8_t state)
+{
+	return state == c->rw_mode || (c->rw_mode == PIT_RW_LOHI && state == PIT_RW_LOHI_2ND);
+}
+
+static bool channel_check(const struct pit_channel *c, unsigned i, char *err, size_t errlen)
+{
+	uint64_t d;
+
+	if (c->mode > 5)
+		ksnprintf(err, errlen, "ch[%u].mode %u is not 0-5", i, c->mode);
+	else if (c->rw_mode < PIT_RW_LO || c->rw_mode > PIT_RW_LOHI)
+		ksnprintf(err, errlen, "ch[%u].rw_mode %u is not 1-3", i, c->rw_mode);
+	else if (!flip_flop_ok(c, c->read_state))
+		ksnprintf(err, errlen, "ch[%u].read_state %u does not go with rw_mode %u", i, c->read_state, c->rw_mode);
+	else if (!flip_flop_ok(c, c->write_state))
+		ksnprintf(err, errlen, "ch[%u].write_state %u does not go with rw_mode %u", i, c->write_state, c->rw_mode);
+	else if (c->latch_state && !flip_flop_ok(c, c->latch_state))
+		ksnprintf(err, errlen, "ch[%u].latch_state %u does not go with rw_mode %u", i, c->latch_state, c->rw_mode);
+	else if (c->status_latched && (c->status & 0x3f) != (c->rw_mode << 4 | c->mode << 1 | c->bcd))
+		ksnprintf(err, errlen, "ch[%u].status 0x%x is not the latched channel's mode", i, c->status);
+	else if (c->count < 1 || c->count > 65536 || (c->loaded && c->count > modulus(c)))
+		ksnprintf(err, errlen, "ch[%u].count %u is not 1-%u", i, c->count, c->loaded ? modulus(c) : 65536);
+	else if (i < 2 && !c->gate)
+		ksnprintf(err, errlen, "ch[%u].gate is low (channels 0 and 1 have theirs tied high)", i);
+	else if (c->waiting && (!c->loaded || c->running || !gate_triggered(c)))
+		ksnprintf(err, errlen, "ch[%u].waiting for the gate in mode %u (loaded %u, running %u)", i, c->mode,
+			  c->loaded, c->running);
+	else if (c->running && !c->loaded)
+		ksnprintf(err, errlen, "ch[%u].running without a count loaded", i);
+	else if (c->running && (gate_triggered(c) ? i < 2 : !c->gate))
+		ksnprintf(err, errlen, "ch[%u].running in mode %u with no gate to start it", i, c->mode);
+	else if (c->loaded && !c->running && !c->waiting && (c->gate || gate_triggered(c)))
+		ksnprintf(err, errlen, "ch[%u].running is 0 (stopped) in mode %u with gate %u", i, c->mode, c->gate);
+	else if (c->edges_done && (!c->loaded || c->waiting || !ch_edge_tick(c, c->edges_done, &d)))
+		ksnprintf(err, errlen, "ch[%u].edges_done %llu: the counting period has no such OUT edge", i,
+			  (unsigned long long)c->edges_done);
+	else if (c->loaded && !c->running && !c->waiting && c->edges_done != ch_edges(c, c->frozen_d))
+		ksnprintf(err, errlen, "ch[%u].edges_done %llu is not the %llu edges before tick %llu, where it stopped",
+			  i, (unsigned long long)c->edges_done, (unsigned long long)ch_edges(c, c->frozen_d),
+			  (unsigned long long)c->frozen_d);
+	else
+		return true;
+	return false;
+}
+
+static bool pit_state_check(const void *model, const struct record_limits *lim, char *err, size_t errlen)
+{
+	const struct pit *p = model;
+
+	(void)lim;
+	for (unsigned i = 0; i < 3; i++)
+		if (!channel_check(&p->ch[i], i, err, errlen))
+			return false;
+	if (p->refresh & ~PIT_61_REFRESH) {
+		ksnprintf(err, errlen, "refresh 0x%x is not 0 or 0x%x", p->refresh, PIT_61_REFRESH);
+		return false;
+	}
+	return true;
+}
+
+const struct record_type pit_record = {
+	.id = REC_PIT,
+	.version = 1,
+	.name = "pit",
+	.model_bytes = sizeof(struct pit),
+	.fields = pit_fields,
+	.check = pit_state_check,
+};

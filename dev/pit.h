@@ -46,6 +46,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define PIT_HZ 1193182u
 
@@ -112,3 +113,5 @@ unsigned pit_irq0_edges(struct pit *p, uint64_t now);
 uint64_t pit_next_irq0(const struct pit *p, uint64_t now);
 /* OUT of channel `ch` (0-2) at now, for tests and debugging. */
 bool pit_out(const struct pit *p, unsigned ch, uint64_t now);
+/* The PIT's state record (REC_PIT), with gate 2 and port 0x61. */
+extern const struct record_type pit_record;

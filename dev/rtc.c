@@ -1,6 +1,7 @@
 /* The CMOS RTC model: see dev/rtc.h for the choices. */
 #include "dev/rtc.h"
 #include "lib/civil.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
 static uint64_t tsc_hz(const struct rtc *r)
@@ -233,3 +234,56 @@ void rtc_port_write(struct rtc *r, uint16_t port, uint8_t val, uint64_t now)
 		break;
 	}
 }
+
+/* ---- state record ----
+ *
+ * Saved: the 128 CMOS bytes (the time registers as last filled or as the
+ * guest set them under SET, the alarm, A and B, user bytes), the index and
+ * NMI mask, the guest's clock offset, and where register C was last read
+ * (guest TSC seconds and periods, kept as they are). Not saved: tsc_khz and
+ * unix_at_tsc0, the loading machine's clock, which rtc_init sets: a restored
+ * RTC reads that machine's time plus the offset the guest set.
+ * Checked: the index (it indexes cmos[]), the bytes no write changes (A's
+ * UIP, C and D), and an offset no register value can make: set from the
+ * registers it is below 2^40 s (year 25755 at most) and above -2^55 s (less
+ * than a 64-bit TSC at 1 kHz), which keeps the clock's sums from overflowing. */
+static void rtc_fields(void *model, struct field_io *io)
+{
+	struct rtc *r = model;
+
+	FIELD(io, r->cmos);
+	FIELD(io, r->index);
+	FIELD_BOOL(io, r->nmi_masked);
+	FIELD(io, r->offset);
+	FIELD(io, r->c_second);
+	FIELD(io, r->c_period);
+}
+
+static bool rtc_state_check(const void *model, const struct record_limits *lim, char *err, size_t errlen)
+{
+	const struct rtc *r = model;
+
+	(void)lim;
+	if (r->index > 0x7f)
+		ksnprintf(err, errlen, "index 0x%x is not a CMOS byte (0-0x7f)", r->index);
+	else if (r->cmos[RTC_REG_A] & RTC_A_UIP)
+		ksnprintf(err, errlen, "cmos[0x0a] 0x%x sets UIP (register A keeps bits 6:0)", r->cmos[RTC_REG_A]);
+	else if (r->cmos[RTC_REG_C])
+		ksnprintf(err, errlen, "cmos[0x0c] 0x%x is not 0 (register C is computed on reads)", r->cmos[RTC_REG_C]);
+	else if (r->cmos[RTC_REG_D] != RTC_D_VRT)
+		ksnprintf(err, errlen, "cmos[0x0d] 0x%x is not 0x80 (VRT)", r->cmos[RTC_REG_D]);
+	else if (r->offset >= (int64_t)1 << 40 || r->offset <= -((int64_t)1 << 55))
+		ksnprintf(err, errlen, "offset %lld s is beyond any time the registers can set", (long long)r->offset);
+	else
+		return true;
+	return false;
+}
+
+const struct record_type rtc_record = {
+	.id = REC_RTC,
+	.version = 1,
+	.name = "rtc",
+	.model_bytes = sizeof(struct rtc),
+	.fields = rtc_fields,
+	.check = rtc_state_check,
+};

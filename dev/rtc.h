@@ -38,6 +38,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define RTC_PORT_INDEX 0x70
 #define RTC_PORT_DATA 0x71
@@ -78,3 +79,5 @@ void rtc_init(struct rtc *r, uint64_t tsc_khz, uint64_t unix_seconds_at_tsc0 /* 
 	      uint64_t ram_bytes);
 uint8_t rtc_port_read(struct rtc *r, uint16_t port, uint64_t now);
 void rtc_port_write(struct rtc *r, uint16_t port, uint8_t val, uint64_t now);
+/* The RTC's state record (REC_RTC). */
+extern const struct record_type rtc_record;

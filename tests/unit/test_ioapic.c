@@ -510,3 +510,179 @@ TEST(ioapic_lapic_level_eoi_hook)
 	CHECK_EQ_U64(hook_calls, 2);
 	CHECK(!tmr(&a, 0x64));
 }
+
+/* ---- the state record (ioapic_record) ---- */
+
+/* Save `from` and load it into `to`, which ioapic_init has set up. */
+static void ioapic_copy(struct ioapic *from, struct ioapic *to)
+{
+	uint8_t buf[256];
+	struct field_io out = field_saver(buf, sizeof buf), in;
+
+	ioapic_record.fields(from, &out);
+	CHECK(!out.overrun);
+	in = field_loader(buf, out.pos);
+	ioapic_record.fields(to, &in);
+	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
+}
+
+/* The record of `io` loaded into zeroes, as a restore checks it. */
+static void ioapic_loaded(struct ioapic *io, struct ioapic *z)
+{
+	memset(z, 0, sizeof *z);
+	ioapic_copy(io, z);
+}
+
+static bool ioapic_saved_ok(struct ioapic *io)
+{
+	struct ioapic z;
+	char err[160] = "";
+	bool ok;
+
+	ioapic_loaded(io, &z);
+	ok = ioapic_record.check(&z, NULL, err, sizeof err);
+	if (!ok)
+		fprintf(stderr, "  refused: %s\n", err);
+	return ok;
+}
+
+/* ID 5; pin 1 edge with its line held high; pin 4 level, sent (remote IRR)
+ * and still asserted; pin 9 level, masked and asserted; pin 12 NMI with the
+ * trigger bit set; IOREGSEL left on entry 4's high half. */
+static void busy_ioapic(struct ioapic *io)
+{
+	reg_wr(io, IOAPIC_REG_ID, 5u << 24);
+	rte_wr(io, 1, dest(0) | 0x31);
+	ioapic_set_irq(io, 1, true);
+	rte_wr(io, 4, dest(1) | RTE_LEVEL | 0x34);
+	ioapic_set_irq(io, 4, true);
+	rte_wr(io, 9, dest(0) | RTE_LEVEL | RTE_MASKED | 0x39);
+	ioapic_set_irq(io, 9, true);
+	rte_wr(io, 12, dest(1) | mode(LAPIC_DM_NMI) | RTE_LEVEL);
+	ioapic_mmio_write(io, IOAPIC_IOREGSEL, 4, IOAPIC_REG_REDTBL + 2 * 4 + 1);
+}
+
+/* Both I/O APICs (sending to APIC sets la and lb) read the same and send the
+ * same messages after the same inputs: lines, EOIs, unmasking. */
+static void check_same_future(struct ioapic *a, struct lapic *la, struct ioapic *b, struct lapic *lb)
+{
+	uint64_t da[IOAPIC_PINS], db[IOAPIC_PINS];
+	struct ioapic *both[2] = { a, b };
+
+	memcpy(da, a->delivered, sizeof da);
+	memcpy(db, b->delivered, sizeof db);
+	CHECK_EQ_U64(ioapic_mmio_read(a, IOAPIC_IOREGSEL, 4), ioapic_mmio_read(b, IOAPIC_IOREGSEL, 4));
+	CHECK_EQ_U64(ioapic_mmio_read(a, IOAPIC_IOWIN, 4), ioapic_mmio_read(b, IOAPIC_IOWIN, 4));
+	for (unsigned reg = 0; reg < 0x40; reg++)
+		CHECK_EQ_U64(reg_rd(a, (uint8_t)reg) + 0x100000000ull * reg, reg_rd(b, (uint8_t)reg) + 0x100000000ull * reg);
+	for (unsigned k = 0; k < 8; k++) {
+		for (unsigned i = 0; i < 2; i++) {
+			struct ioapic *io = both[i];
+
+			switch (k) {
+			case 0: ioapic_set_irq(io, 1, true); break; /* held: no edge */
+			case 1: ioapic_set_irq(io, 1, false); ioapic_set_irq(io, 1, true); break;
+			case 2: ioapic_eoi(io, 0x34); break; /* still asserted: again */
+			case 3: rte_wr(io, 9, dest(0) | RTE_LEVEL | 0x39); break; /* unmasked */
+			case 4: ioapic_set_irq(io, 4, false); ioapic_eoi(io, 0x34); break;
+			case 5: ioapic_set_irq(io, 12, true); break;
+			case 6: ioapic_mmio_write(io, IOAPIC_EOI, 4, 0x39); break;
+			default: ioapic_set_irq(io, 4, true); break;
+			}
+		}
+		for (unsigned pin = 0; pin < IOAPIC_PINS; pin++)
+			CHECK_EQ_U64(a->delivered[pin] - da[pin] + 0x100 * k, b->delivered[pin] - db[pin] + 0x100 * k);
+		for (unsigned i = 0; i < 2; i++) {
+			CHECK(memcmp(la[i].irr, lb[i].irr, sizeof la[i].irr) == 0);
+			CHECK(memcmp(la[i].tmr, lb[i].tmr, sizeof la[i].tmr) == 0);
+			CHECK(la[i].nmi_pending == lb[i].nmi_pending);
+		}
+	}
+	CHECK(a->redir[4] == b->redir[4] && a->line == b->line);
+}
+
+TEST(ioapic_record_round_trip)
+{
+	struct ioapic a, b;
+	struct lapic_bus bus_a, bus_b;
+	struct lapic la[2], lb[2];
+
+	setup(&a, &bus_a, la, 2);
+	busy_ioapic(&a);
+	CHECK_EQ_U64(a.delivered[4], 1);
+	setup(&b, &bus_b, lb, 2);
+	for (unsigned i = 0; i < 2; i++) { /* the APICs' state goes with them */
+		memcpy(lb[i].irr, la[i].irr, sizeof la[i].irr);
+		memcpy(lb[i].tmr, la[i].tmr, sizeof la[i].tmr);
+	}
+	ioapic_copy(&a, &b);
+	CHECK(b.bus == &bus_b && b.delivered[4] == 0);
+	check_same_future(&a, la, &b, lb);
+	CHECK_EQ_U64(rte_rd(&b, 12), dest(1) | mode(LAPIC_DM_NMI) | RTE_LEVEL);
+	CHECK_EQ_U64(reg_rd(&b, IOAPIC_REG_ID), 5u << 24);
+	CHECK_EQ_U64(b.delivered[4], 2); /* re-sent after its EOI, and raised again */
+	CHECK_EQ_U64(b.delivered[1], 1); /* only the new edge */
+	CHECK(lb[1].nmi_pending && irr(&lb[0], 0x39));
+}
+
+TEST(ioapic_record_check_accepts)
+{
+	struct ioapic io;
+	struct lapic_bus bus;
+	struct lapic la[2];
+
+	setup(&io, &bus, la, 2);
+	CHECK(ioapic_saved_ok(&io));
+	busy_ioapic(&io);
+	CHECK(ioapic_saved_ok(&io));
+	/* remote IRR stays when the entry turns NMI; asserted, masked, in service */
+	rte_wr(&io, 4, dest(1) | RTE_LEVEL | mode(LAPIC_DM_NMI) | 0x34);
+	rte_wr(&io, 9, dest(0) | RTE_LEVEL | 0x39);
+	rte_wr(&io, 9, dest(0) | RTE_LEVEL | RTE_MASKED | 0x39);
+	CHECK(io.redir[4] & io.redir[9] & RTE_REMOTE_IRR);
+	CHECK(ioapic_saved_ok(&io));
+	/* every bit a guest can write, reserved ones included */
+	rte_wr(&io, 20, ~0ull);
+	reg_wr(&io, IOAPIC_REG_ID, ~0u);
+	ioapic_mmio_write(&io, IOAPIC_IOREGSEL, 1, 0xff);
+	CHECK(ioapic_saved_ok(&io));
+}
+
+TEST(ioapic_record_check_refuses)
+{
+	static const struct {
+		unsigned field;
+		const char *reason;
+	} cases[] = {
+		{ 0, "id 0x10 is wider than 4 bits" },
+		{ 1, "line 0x1000212 asserts pins above 23" },
+		{ 2, "redir[3] 0x11000 sets the delivery status" },
+		{ 3, "redir[1] 0x4031 sets remote IRR in an edge entry" },
+		{ 4, "redir[9] 0x8039: pin asserted and unmasked, but not sent" },
+		{ 5, "redir[4] 0x100000000008034: pin asserted and unmasked, but not sent" },
+	};
+	struct ioapic io, z;
+	struct lapic_bus bus;
+	struct lapic la[2];
+	char err[160];
+
+	setup(&io, &bus, la, 2);
+	busy_ioapic(&io);
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		ioapic_loaded(&io, &z);
+		switch (cases[i].field) {
+		case 0: z.id = 0x10; break;
+		case 1: z.line |= 1u << 24; break;
+		case 2: z.redir[3] |= IOAPIC_RTE_DELIVS; break;
+		case 3: z.redir[1] = 0x31 | RTE_REMOTE_IRR; break;
+		case 4: z.redir[9] &= ~RTE_MASKED; break;
+		default: z.redir[4] &= ~RTE_REMOTE_IRR; break;
+		}
+		err[0] = 0;
+		CHECK(!ioapic_record.check(&z, NULL, err, sizeof err));
+		if (!strstr(err, cases[i].reason)) {
+			fprintf(stderr, "  case %u: \"%s\", not \"%s\"\n", i, err, cases[i].reason);
+			CHECK(!"the refusal names the field");
+		}
+	}
+}

@@ -3,6 +3,7 @@
 #include "check.h"
 #include "dev/pic.h"
 #include <stdint.h>
+#include <string.h>
 
 #define MB 0x20 /* vector bases: Linux's (0x30/0x38 there), here SeaBIOS-like */
 #define SB 0x28
@@ -387,4 +388,266 @@ TEST(pic_elcr_level)
 	pic_set_irq(&p, 4, false);
 	eoi(&p, 0x20);
 	CHECK(!pic_output(&p));
+}
+
+/* ---- the state record (pic_record) ---- */
+
+/* Save `from` and load it into `to`, which pic_init has set up. */
+static void pic_copy(struct pic *from, struct pic *to)
+{
+	uint8_t buf[128];
+	struct field_io out = field_saver(buf, sizeof buf), in;
+
+	pic_record.fields(from, &out);
+	CHECK(!out.overrun);
+	in = field_loader(buf, out.pos);
+	pic_record.fields(to, &in);
+	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
+}
+
+/* The record of `p` loaded into zeroes, as a restore checks it. */
+static void pic_loaded(struct pic *p, struct pic *z)
+{
+	memset(z, 0, sizeof *z);
+	pic_copy(p, z);
+}
+
+static bool pic_saved_ok(struct pic *p)
+{
+	struct pic z;
+	char err[128] = "";
+	bool ok;
+
+	pic_loaded(p, &z);
+	ok = pic_record.check(&z, NULL, err, sizeof err);
+	if (!ok)
+		fprintf(stderr, "  refused: %s\n", err);
+	return ok;
+}
+
+/* Both pairs read the same and go on alike through the same inputs: acks,
+ * EOIs, polls, IRR/ISR reads, masks, lines rising and falling. */
+static void check_same_future(struct pic *a, struct pic *b)
+{
+	static const uint16_t ports[] = { 0x20, 0x21, 0xa0, 0xa1, 0x4d0, 0x4d1 };
+	struct pic *both[2] = { a, b };
+
+	for (unsigned k = 0; k < 32; k++) {
+		CHECK_EQ_U64(pic_output(a) + 0x100 * k, pic_output(b) + 0x100 * k);
+		for (unsigned i = 0; i < sizeof ports / sizeof ports[0]; i++)
+			CHECK_EQ_U64(pic_port_read(a, ports[i]) + 0x10000 * k, pic_port_read(b, ports[i]) + 0x10000 * k);
+		if (pic_output(a))
+			CHECK_EQ_U64(pic_ack(a) + 0x100 * k, pic_ack(b) + 0x100 * k);
+		for (unsigned i = 0; i < 2; i++) {
+			struct pic *p = both[i];
+
+			switch (k % 8) {
+			case 0: eoi(p, 0x20); break;
+			case 1: /* read ISR, then IRR */
+				pic_port_write(p, 0x20, 0x0b ^ (k & 8) >> 3);
+				pic_port_write(p, 0xa0, 0x0b ^ (k & 8) >> 3);
+				break;
+			case 2: eoi(p, 0xa0); break;
+			case 3: pic_set_irq(p, k % 16, k & 4); break;
+			case 4: pic_port_write(p, 0xa0, 0x0c); break; /* poll */
+			case 5: pulse(p, (k * 5) % 16); pulse(p, (k * 3) % 16); break;
+			case 6: pic_port_write(p, 0x21 + 0x80 * (k & 8) / 8, (uint8_t)(k * 0x11)); break;
+			default: pic_set_irq(p, 5, k & 8); pic_set_irq(p, 14, true); break;
+			}
+		}
+	}
+}
+
+/* Programmed, with levels and edges requested, some in service, an edge
+ * line left high, a rotated slave in special mask mode, the master in
+ * special fully nested mode reading ISR. */
+static void busy_pair(struct pic *p)
+{
+	init_pair(p, 0x11, 0, 0);
+	pic_port_write(p, 0x4d0, 0x20); /* IRQ 5 level */
+	pic_port_write(p, 0x4d1, 0x04); /* IRQ 10 level */
+	pic_set_irq(p, 14, true);
+	CHECK_EQ_U64(pic_ack(p), SB + 6);
+	eoi(p, 0xa0);
+	eoi(p, 0x20);
+	pulse(p, 1);
+	CHECK_EQ_U64(pic_ack(p), MB + 1); /* IR1 in service */
+	pic_set_irq(p, 5, true);
+	pic_set_irq(p, 10, true);
+	pulse(p, 12);
+	pulse(p, 3);
+	pic_port_write(p, 0x21, 0x10);
+	pulse(p, 4);                   /* masked, requested */
+	pic_port_write(p, 0xa0, 0xc3); /* slave: IR3 lowest, IR4 highest */
+	pic_port_write(p, 0xa0, 0x68); /* slave: special mask mode */
+	pic_port_write(p, 0x20, 0x0b); /* master reads ISR */
+}
+
+TEST(pic_record_round_trip_busy)
+{
+	struct pic a, b;
+	struct pic *both[2] = { &a, &b };
+
+	busy_pair(&a);
+	pic_init(&b);
+	pic_copy(&a, &b);
+	CHECK(b.chip[0].is_master && !b.chip[1].is_master);
+	CHECK_EQ_U64(b.chip[0].elcr_mask, 0xf8);
+	CHECK_EQ_U64(pic_port_read(&b, 0x20), 0x02); /* ISR, as selected */
+	CHECK_EQ_U64(pic_port_read(&b, 0xa0), 0x14); /* IRR: IRQ 10, 12 */
+	CHECK(!pic_output(&b));                       /* IR1 in service blocks them */
+	for (unsigned i = 0; i < 2; i++) {
+		eoi(both[i], 0x20);
+		CHECK_EQ_U64(pic_ack(both[i]), SB + 4); /* rotated: IR4 before IR2 */
+		pic_port_write(both[i], 0xa1, 0x10);
+		/* masked in special mask mode, IR4 in service lets IR2 in, and
+		 * in special fully nested mode the master lets it through IR2 */
+		CHECK(pic_output(both[i]));
+		CHECK_EQ_U64(pic_ack(both[i]), SB + 2);
+	}
+	check_same_future(&a, &b);
+}
+
+/* The master halfway through initialisation (LTIM); the slave in auto-EOI
+ * with rotation, a poll pending. */
+static void initialising_pair(struct pic *p)
+{
+	init_pair(p, 3, 0, 0);
+	pic_port_write(p, 0xa0, 0x80); /* rotate in auto-EOI mode */
+	pulse(p, 14);
+	pic_port_write(p, 0xa0, 0x0c); /* poll */
+	pic_port_write(p, 0x20, 0x19); /* master: LTIM, ICW4 to come */
+	pic_port_write(p, 0x21, 0x48); /* ICW2: ICW3 next */
+}
+
+TEST(pic_record_round_trip_initialising)
+{
+	struct pic a, b;
+	struct pic *both[2] = { &a, &b };
+
+	initialising_pair(&a);
+	CHECK_EQ_U64(a.chip[0].init_state, 2);
+	pic_init(&b);
+	pic_copy(&a, &b);
+	for (unsigned i = 0; i < 2; i++) {
+		struct pic *p = both[i];
+
+		pic_port_write(p, 0x21, 0x04); /* ICW3 */
+		pic_port_write(p, 0x21, 0x01); /* ICW4 */
+		pic_set_irq(p, 6, true);
+		CHECK_EQ_U64(pic_port_read(p, 0xa0), 0x86); /* the poll: IR6 (IRQ 14) */
+		CHECK_EQ_U64(pic_ack(p), 0x48 + 6);         /* IRQ 6 (level: LTIM) at the new base */
+		pulse(p, 9);
+		pulse(p, 15);
+		CHECK_EQ_U64(pic_ack(p), SB + 7); /* the poll's auto-EOI rotated: IR7 first */
+		CHECK_EQ_U64(isr(p, 0xa0), 0);    /* auto-EOI */
+		eoi(p, 0x20);
+		CHECK_EQ_U64(pic_ack(p), SB + 1);
+	}
+	check_same_future(&a, &b);
+}
+
+/* Each ICW1 form, saved after ICW1 and after ICW2: the same next data bytes
+ * land as the same ICWs and OCW1 in the restored chip. */
+TEST(pic_record_round_trip_icw_steps)
+{
+	static const uint8_t icw1[] = { 0x10, 0x11, 0x12, 0x13, 0x19, 0x1a };
+	struct pic a, b;
+
+	for (unsigned i = 0; i < 2 * sizeof icw1; i++) {
+		pic_init(&a);
+		pic_port_write(&a, 0x20, icw1[i / 2]);
+		if (i & 1)
+			pic_port_write(&a, 0x21, 0x50);
+		pic_init(&b);
+		pic_copy(&a, &b);
+		for (unsigned k = 0; k < 4; k++) {
+			pic_port_write(&a, 0x21, (uint8_t)(0x58 + k));
+			pic_port_write(&b, 0x21, (uint8_t)(0x58 + k));
+		}
+		CHECK_EQ_U64(pic_port_read(&b, 0x21) + 0x100 * i, pic_port_read(&a, 0x21) + 0x100 * i);
+		CHECK_EQ_U64(b.chip[0].init_state + 0x100 * i, 0x100 * i);
+		check_same_future(&a, &b);
+	}
+}
+
+TEST(pic_record_check_accepts)
+{
+	struct pic p;
+
+	pic_init(&p);
+	CHECK(pic_saved_ok(&p));
+	busy_pair(&p);
+	CHECK(pic_saved_ok(&p));
+	initialising_pair(&p);
+	CHECK(pic_saved_ok(&p));
+	pic_port_write(&p, 0xa0, 0x12); /* slave: single, ICW2 next */
+	CHECK(pic_saved_ok(&p));
+}
+
+TEST(pic_record_check_refuses)
+{
+	static const struct {
+		unsigned chip;
+		unsigned field; /* which to break */
+		const char *reason;
+	} cases[] = {
+		{ 1, 0, "chip[1].init_state 4 is not 0-3" },
+		{ 0, 1, "chip[0].init_state 2 (ICW3 next) in single mode" },
+		{ 1, 2, "chip[1].init_state 3 (ICW4 next) without" },
+		{ 0, 3, "chip[0].priority_add 8" },
+		{ 1, 4, "chip[1].base 0x2d" },
+		{ 0, 5, "chip[0].elcr 0x24 sets edge-only IRQs (0x4)" },
+		{ 1, 5, "chip[1].elcr 0x24 sets edge-only IRQs (0x20)" },
+		{ 0, 6, "chip[0].line IR2 is 0" },
+	};
+	struct pic p, z;
+	char err[128];
+
+	busy_pair(&p);
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct pic_chip *c;
+
+		pic_loaded(&p, &z);
+		c = &z.chip[cases[i].chip];
+		switch (cases[i].field) {
+		case 0: c->init_state = 4; break;
+		case 1: c->init_state = 2; c->single = true; break;
+		case 2: c->init_state = 3; c->icw4_needed = false; break;
+		case 3: c->priority_add = 8; break;
+		case 4: c->base |= 5; break;
+		case 5: c->elcr = 0x24; break;
+		default: c->line &= (uint8_t)~4; break;
+		}
+		err[0] = 0;
+		CHECK(!pic_record.check(&z, NULL, err, sizeof err));
+		if (!strstr(err, cases[i].reason))
+			CHECK_EQ_U64(i, 100); /* names the case */
+	}
+}
+
+TEST(pic_record_bool_byte)
+{
+	struct pic p;
+	uint8_t off_buf[128], on_buf[128];
+	struct field_io off = field_saver(off_buf, sizeof off_buf), on = field_saver(on_buf, sizeof on_buf), in;
+	unsigned at = 0, diffs = 0;
+
+	busy_pair(&p);
+	pic_record.fields(&p, &off);
+	p.chip[1].poll = true;
+	pic_record.fields(&p, &on);
+	REQUIRE(!off.overrun && on.pos == off.pos);
+	for (unsigned i = 0; i < off.pos; i++)
+		if (off_buf[i] != on_buf[i]) {
+			at = i;
+			diffs++;
+		}
+	REQUIRE(diffs == 1 && on_buf[at] == 1);
+	on_buf[at] = 2;
+	pic_init(&p);
+	in = field_loader(on_buf, on.pos);
+	pic_record.fields(&p, &in);
+	CHECK(in.bad && strstr(in.bad, "poll"));
+	CHECK(!p.chip[1].poll);
 }

@@ -2,7 +2,9 @@
  * calibration sequences Linux and SeaBIOS run on it. */
 #include "check.h"
 #include "dev/pit.h"
+#include "tests/rng.h"
 #include <stdint.h>
+#include <string.h>
 
 /* TSC rates: Bochs' 200 MHz, odd measured rates, a round one. */
 static const uint64_t rates[] = { 200000, 2993000, 2445312, 2000000 };
@@ -398,4 +400,339 @@ TEST(pit_port61)
 	CHECK_EQ_U64(inb(&p, 0x43, 0), 0);
 	outb(&p, 0x61, 0x00, 0);
 	CHECK_EQ_U64(inb(&p, 0x61, 0) & 0x03, 0);
+}
+
+/* ---- the state record (pit_record) ---- */
+
+#define REC_KHZ 2000000 /* 2 GHz: 1676 TSC cycles a PIT tick */
+
+/* Save `from` and load it into `to`, which pit_init has set up. */
+static void pit_copy(struct pit *from, struct pit *to)
+{
+	uint8_t buf[512];
+	struct field_io out = field_saver(buf, sizeof buf), in;
+
+	pit_record.fields(from, &out);
+	CHECK(!out.overrun);
+	in = field_loader(buf, out.pos);
+	pit_record.fields(to, &in);
+	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
+}
+
+/* The record of `p` loaded into zeroes, as a restore checks it. */
+static void pit_loaded(struct pit *p, struct pit *z)
+{
+	memset(z, 0, sizeof *z);
+	pit_copy(p, z);
+}
+
+static bool pit_saved_ok(struct pit *p)
+{
+	struct pit z;
+	char err[160] = "";
+	bool ok;
+
+	pit_loaded(p, &z);
+	ok = pit_record.check(&z, NULL, err, sizeof err);
+	if (!ok)
+		fprintf(stderr, "  refused: %s\n", err);
+	return ok;
+}
+
+/* Both PITs read the same and give the same IRQ 0 edges at `now`. */
+static void check_same_now(struct pit *a, struct pit *b, uint64_t now, unsigned k)
+{
+	CHECK_EQ_U64(pit_next_irq0(b, now) + k, pit_next_irq0(a, now) + k);
+	for (unsigned ch = 0; ch < 3; ch++)
+		CHECK_EQ_U64(pit_out(a, ch, now) + 0x10 * k, pit_out(b, ch, now) + 0x10 * k);
+	for (uint16_t port = 0x40; port <= 0x43; port++)
+		CHECK_EQ_U64(inb(a, port, now) + 0x1000 * k, inb(b, port, now) + 0x1000 * k);
+	CHECK_EQ_U64(inb(a, 0x61, now) + 0x1000 * k, inb(b, 0x61, now) + 0x1000 * k);
+	CHECK_EQ_U64(pit_irq0_edges(a, now) + 0x1000 * k, pit_irq0_edges(b, now) + 0x1000 * k);
+}
+
+/* ... and go on alike through the same port accesses, from one IRQ 0 edge
+ * to the next. */
+static void check_same_future(struct pit *a, struct pit *b, uint64_t now)
+{
+	struct pit *both[2] = { a, b };
+
+	for (unsigned k = 0; k < 40; k++) {
+		uint64_t next = pit_next_irq0(a, now);
+
+		check_same_now(a, b, now, k);
+		for (unsigned i = 0; i < 2; i++) {
+			struct pit *p = both[i];
+
+			switch (k % 8) {
+			case 1: outb(p, 0x61, (uint8_t)(k >> 3 & 3), now); break; /* gate 2, speaker */
+			case 3: outb(p, 0x43, 0xe0 | (k & 0xe), now); break;    /* read-back */
+			case 5: outb(p, 0x43, (uint8_t)(k & 0x40), now); break; /* latch 0 or 1 */
+			case 7: outb(p, 0x42, (uint8_t)k, now); break;
+			default: break;
+			}
+		}
+		/* to the next IRQ 0 edge, or a while on */
+		now = next > now ? next : now + 3000 + 1000 * k;
+	}
+}
+
+/* Channel 0 a rate generator reprogrammed with edges pending; channel 1 in
+ * BCD mode 3 with a count and a status latched and a read half done;
+ * channel 2 in mode 0 stopped by its gate, the speaker on; refresh toggled. */
+static uint64_t busy_pit(struct pit *p)
+{
+	uint64_t t = 1000000;
+
+	pit_init(p, REC_KHZ);
+	outb(p, 0x43, 0x34, t); /* ch0 mode 2, lo/hi */
+	outb(p, 0x40, 0xa9, t);
+	outb(p, 0x40, 0x04, t); /* 1193: 1 kHz */
+	t += 3500 * 1676;       /* 3.5 periods */
+	CHECK_EQ_U64(pit_irq0_edges(p, t), 2); /* ticks 1193 and 2386 */
+	outb(p, 0x43, 0x77, t); /* ch1 mode 3, BCD */
+	outb(p, 0x41, 0x00, t);
+	outb(p, 0x41, 0x25, t); /* 2500 */
+	outb(p, 0x43, 0xb0, t); /* ch2 mode 0 */
+	outb(p, 0x42, 0x10, t);
+	outb(p, 0x42, 0x27, t); /* 10000 */
+	outb(p, 0x61, 0x03, t); /* gate and speaker on */
+	t += 300 * 1676;
+	outb(p, 0x61, 0x02, t); /* gate off: stopped near 9700 */
+	outb(p, 0x43, 0x40, t + 100);
+	outb(p, 0x43, 0xe4, t + 200); /* ch1: status and count */
+	CHECK_EQ_U64(inb(p, 0x41, t + 300), 0xb7); /* the status: OUT high, count loaded */
+	inb(p, 0x41, t + 300);                     /* the latched count's low byte */
+	inb(p, 0x61, t);
+	t += 2 * 1193 * 1676;
+	outb(p, 0x40, 0x00, t); /* ch0: 1024 from now; the 3 edges before it pending */
+	outb(p, 0x40, 0x04, t);
+	return t;
+}
+
+TEST(pit_record_round_trip_busy)
+{
+	struct pit a, b;
+	uint64_t now = busy_pit(&a);
+
+	CHECK_EQ_U64(pit_next_irq0(&a, now), now); /* edges pending */
+	pit_init(&b, REC_KHZ);
+	pit_copy(&a, &b);
+	CHECK_EQ_U64(b.tsc_khz, REC_KHZ);
+	CHECK_EQ_U64(pit_irq0_edges(&b, now), 3); /* ticks 3579, 4772, 5965 */
+	CHECK_EQ_U64(inb(&b, 0x41, now), 0x19);   /* the latched count's high byte: 2500 - 2 * 300 */
+	CHECK_EQ_U64(inb(&b, 0x61, now), 0x02);   /* gate off, refresh back to 0, OUT2 low */
+	pit_irq0_edges(&a, now);
+	inb(&a, 0x41, now);
+	inb(&a, 0x61, now);
+	check_same_now(&a, &b, now, 0);
+	outb(&a, 0x61, 0x01, now);
+	outb(&b, 0x61, 0x01, now); /* ch2 resumes where it stopped */
+	check_same_future(&a, &b, now);
+}
+
+/* Channel 0 in mode 4 (lsb only) armed with its status latched, channel 1
+ * with half a lo/hi count written, channel 2 in mode 1 waiting for its gate
+ * and half read. */
+TEST(pit_record_round_trip_armed)
+{
+	struct pit a, b;
+	uint64_t now = 5000;
+
+	pit_init(&a, REC_KHZ);
+	outb(&a, 0x43, 0x18, now); /* ch0 mode 4, lsb */
+	outb(&a, 0x40, 0x80, now); /* 128 */
+	pit_irq0_edges(&a, now);
+	outb(&a, 0x43, 0xe2, now); /* ch0 status */
+	outb(&a, 0x43, 0x70, now); /* ch1 mode 0 */
+	outb(&a, 0x41, 0x34, now);
+	outb(&a, 0x43, 0xb2, now); /* ch2 mode 1 */
+	outb(&a, 0x42, 0x64, now);
+	outb(&a, 0x42, 0x00, now);
+	inb(&a, 0x42, now);
+	CHECK(a.ch[2].waiting);
+	pit_init(&b, REC_KHZ);
+	pit_copy(&a, &b);
+	CHECK_EQ_U64(pit_next_irq0(&b, now), now + tick_tsc(REC_KHZ, 129)); /* mode 4: count + 1 */
+	check_same_now(&a, &b, now + 5, 0);
+	outb(&a, 0x41, 0x12, now + 10);
+	outb(&b, 0x41, 0x12, now + 10); /* ch1: 0x1234 */
+	outb(&a, 0x61, 0x01, now + 10);
+	outb(&b, 0x61, 0x01, now + 10); /* ch2 triggered */
+	check_same_future(&a, &b, now + 10);
+}
+
+/* Channel 2 in mode 0 paused by its gate and resumed, running; channel 0
+ * from power-on, its first edge collected. */
+static uint64_t resumed_pit(struct pit *p)
+{
+	uint64_t t = 200000000; /* 119300 ticks */
+
+	pit_init(p, REC_KHZ);
+	outb(p, 0x43, 0xb0, 100);
+	outb(p, 0x42, 0x00, 100);
+	outb(p, 0x42, 0x10, 100); /* 4096 */
+	outb(p, 0x61, 0x01, 1000);
+	outb(p, 0x61, 0x00, 1000 + 1000 * 1676);
+	outb(p, 0x61, 0x01, t);
+	CHECK_EQ_U64(pit_irq0_edges(p, t), 1);
+	return t + 500 * 1676;
+}
+
+TEST(pit_record_round_trip_resumed)
+{
+	struct pit a, b;
+	uint64_t now = resumed_pit(&a);
+
+	pit_init(&b, REC_KHZ);
+	pit_copy(&a, &b);
+	CHECK(b.ch[2].running && b.ch[2].gate);
+	check_same_now(&a, &b, now, 0);
+	for (uint64_t t = now; t < now + 3000 * 1676; t += 200 * 1676) {
+		CHECK(pit_out(&a, 2, t) == pit_out(&b, 2, t));
+		outb(&a, 0x43, 0x80, t);
+		outb(&b, 0x43, 0x80, t);
+		check_same_now(&a, &b, t, (unsigned)(t - now));
+	}
+	CHECK(pit_out(&b, 2, now + 2600 * 1676)); /* 4096 - 1000 - 500 ticks on */
+	check_same_future(&a, &b, now);
+}
+
+TEST(pit_record_check_accepts)
+{
+	struct pit p;
+
+	pit_init(&p, REC_KHZ);
+	CHECK(pit_saved_ok(&p));
+	busy_pit(&p);
+	CHECK(pit_saved_ok(&p));
+	resumed_pit(&p);
+	CHECK(pit_saved_ok(&p));
+	outb(&p, 0x43, 0x92, 1); /* ch2 mode 1, lsb: waiting for a count */
+	CHECK(pit_saved_ok(&p));
+	outb(&p, 0x42, 0x05, 2);
+	CHECK(pit_saved_ok(&p)); /* and for the gate */
+	outb(&p, 0x61, 0x00, 3);
+	outb(&p, 0x61, 0x01, 4);
+	CHECK(pit_saved_ok(&p)); /* counting */
+	outb(&p, 0x61, 0x00, 5);
+	CHECK(pit_saved_ok(&p)); /* a low gate does not stop mode 1 */
+}
+
+/* Case i: break one field of the busy PIT's record; the refusal, NULL past the last. */
+static const char *break_pit(unsigned i, struct pit *p)
+{
+	struct pit_channel *c0 = &p->ch[0], *c1 = &p->ch[1], *c2 = &p->ch[2];
+
+	switch (i) {
+	case 0: c1->mode = 6; return "ch[1].mode 6 is not 0-5";
+	case 1: c0->rw_mode = 0; return "ch[0].rw_mode 0 is not 1-3";
+	case 2: c0->read_state = PIT_RW_HI; return "ch[0].read_state 2 does not go with rw_mode 3";
+	case 3: c2->write_state = 5; return "ch[2].write_state 5";
+	case 4: c1->latch_state = PIT_RW_LO; return "ch[1].latch_state 1";
+	case 5: c1->status_latched = true; c1->status = 0x34; return "ch[1].status 0x34 is not the latched";
+	case 6: c0->count = 0; return "ch[0].count 0 is not 1-65536";
+	case 7: c1->count = 10001; return "ch[1].count 10001 is not 1-10000";
+	case 8: c1->gate = false; return "ch[1].gate is low";
+	case 9: c2->waiting = true; return "ch[2].waiting for the gate in mode 0";
+	case 10: c2->loaded = false; c2->running = true; return "ch[2].running without a count loaded";
+	case 11: c0->mode = 1; c0->status_latched = false; return "ch[0].running in mode 1 with no gate";
+	case 12: c2->running = true; return "ch[2].running in mode 0 with no gate";
+	case 13: c0->running = false; return "ch[0].running is 0 (stopped) in mode 2 with gate 1";
+	case 14: c2->edges_done = 2; return "ch[2].edges_done 2: the counting period has no such OUT edge";
+	case 15: c2->frozen_d = 20000; return "ch[2].edges_done 0 is not the 1 edges before tick 20000";
+	case 16: p->refresh = 0x11; return "refresh 0x11";
+	}
+	return NULL;
+}
+
+TEST(pit_record_check_refuses)
+{
+	struct pit p, z;
+	char err[160];
+	const char *reason;
+
+	busy_pit(&p);
+	for (unsigned i = 0; pit_loaded(&p, &z), (reason = break_pit(i, &z)); i++) {
+		err[0] = 0;
+		CHECK(!pit_record.check(&z, NULL, err, sizeof err));
+		if (!strstr(err, reason)) {
+			fprintf(stderr, "  case %u: \"%s\", not \"%s\"\n", i, err, reason);
+			CHECK(!"the refusal names the field");
+		}
+	}
+}
+
+TEST(pit_record_bool_byte)
+{
+	struct pit p;
+	uint8_t off_buf[512], on_buf[512];
+	struct field_io off = field_saver(off_buf, sizeof off_buf), on = field_saver(on_buf, sizeof on_buf), in;
+	unsigned at = 0, diffs = 0;
+
+	busy_pit(&p);
+	pit_record.fields(&p, &off);
+	p.ch[2].waiting = true;
+	pit_record.fields(&p, &on);
+	REQUIRE(!off.overrun && on.pos == off.pos);
+	for (unsigned i = 0; i < off.pos; i++)
+		if (off_buf[i] != on_buf[i]) {
+			at = i;
+			diffs++;
+		}
+	REQUIRE(diffs == 1 && on_buf[at] == 1);
+	on_buf[at] = 2;
+	pit_init(&p, REC_KHZ);
+	in = field_loader(on_buf, on.pos);
+	pit_record.fields(&p, &in);
+	CHECK(in.bad && strstr(in.bad, "waiting"));
+	CHECK(!p.ch[2].waiting);
+}
+
+/* Records with random bytes changed: whatever the check accepts, the model
+ * runs on without fault (the sanitizers abort on a division by zero, an
+ * overflow or a bad shift). */
+TEST(pit_record_checked_records_run)
+{
+	struct rng r = rng_seeded(27);
+	struct pit p, z;
+	uint8_t good[512], buf[512];
+	struct field_io out = field_saver(good, sizeof good), in;
+	char err[160];
+	unsigned accepted = 0;
+
+	busy_pit(&p);
+	pit_record.fields(&p, &out);
+	REQUIRE(!out.overrun);
+	for (unsigned i = 0; i < 20000; i++) {
+		memcpy(buf, good, out.pos);
+		for (unsigned n = 1 + (unsigned)rng_below(&r, 3); n; n--) {
+			static const uint8_t edge[] = { 0, 1, 2, 3, 4, 5, 6, 7, 0x10, 0x80, 0xff };
+			unsigned v = (unsigned)rng_below(&r, sizeof edge + 1);
+
+			buf[rng_below(&r, out.pos)] = v < sizeof edge ? edge[v] : (uint8_t)rng_next(&r);
+		}
+		memset(&z, 0, sizeof z);
+		in = field_loader(buf, out.pos);
+		pit_record.fields(&z, &in);
+		if (in.bad || !pit_record.check(&z, NULL, err, sizeof err))
+			continue;
+		accepted++;
+		pit_init(&p, REC_KHZ);
+		in = field_loader(buf, out.pos);
+		pit_record.fields(&p, &in);
+		for (unsigned k = 0; k < 6; k++) {
+			uint64_t now = rng_next(&r) >> rng_below(&r, 64);
+
+			pit_next_irq0(&p, now);
+			pit_irq0_edges(&p, now);
+			for (unsigned ch = 0; ch < 3; ch++)
+				pit_out(&p, ch, now);
+			for (uint16_t port = 0x40; port <= 0x43; port++)
+				inb(&p, port, now);
+			inb(&p, 0x61, now);
+			outb(&p, k & 1 ? 0x61 : (uint16_t)(0x40 + rng_below(&r, 4)), (uint8_t)rng_next(&r), now);
+		}
+	}
+	CHECK(accepted > 1000);
 }

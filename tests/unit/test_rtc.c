@@ -3,7 +3,9 @@
 #include "check.h"
 #include "lib/civil.h"
 #include "dev/rtc.h"
+#include "tests/rng.h"
 #include <stdint.h>
+#include <string.h>
 
 static uint8_t cmos_rd(struct rtc *r, uint8_t i, uint64_t now)
 {
@@ -229,4 +231,295 @@ TEST(rtc_index_port)
 	cmos_wr(&r, 0x40, 0x5a, 0); /* plain CMOS storage */
 	CHECK_EQ_U64(cmos_rd(&r, 0x40, 0), 0x5a);
 	CHECK(!r.nmi_masked);
+}
+
+/* ---- the state record (rtc_record) ---- */
+
+#define REC_KHZ 2000000ull
+#define REC_HZ (REC_KHZ * 1000)
+#define REC_T0 1700000000ull /* 2023-11-14 22:13:20 UTC at TSC 0 */
+#define REC_RAM (256ull << 20)
+
+/* Save `from` and load it into `to`, which rtc_init has set up. */
+static void rtc_copy(struct rtc *from, struct rtc *to)
+{
+	uint8_t buf[256];
+	struct field_io out = field_saver(buf, sizeof buf), in;
+
+	rtc_record.fields(from, &out);
+	CHECK(!out.overrun);
+	in = field_loader(buf, out.pos);
+	rtc_record.fields(to, &in);
+	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
+}
+
+/* The record of `r` loaded into zeroes, as a restore checks it. */
+static void rtc_loaded(struct rtc *r, struct rtc *z)
+{
+	memset(z, 0, sizeof *z);
+	rtc_copy(r, z);
+}
+
+static bool rtc_saved_ok(struct rtc *r)
+{
+	struct rtc z;
+	char err[160] = "";
+	bool ok;
+
+	rtc_loaded(r, &z);
+	ok = rtc_record.check(&z, NULL, err, sizeof err);
+	if (!ok)
+		fprintf(stderr, "  refused: %s\n", err);
+	return ok;
+}
+
+/* Both RTCs read the same at `now`: the data port at the saved index, then
+ * every CMOS byte (register C's flags consumed alike). */
+static void check_same_now(struct rtc *a, struct rtc *b, uint64_t now, unsigned k)
+{
+	CHECK_EQ_U64(rtc_port_read(a, 0x71, now) + 0x100 * k, rtc_port_read(b, 0x71, now) + 0x100 * k);
+	for (unsigned i = 0; i < 128; i++)
+		if (cmos_rd(a, (uint8_t)i, now) != cmos_rd(b, (uint8_t)i, now))
+			CHECK_EQ_U64(k * 0x1000 + i, 0); /* names the step and byte */
+}
+
+/* ... and go on alike over seconds, minutes and days, through a time set
+ * under SET, a time set while running and a change to binary mode. */
+static void check_same_future(struct rtc *a, struct rtc *b, uint64_t now)
+{
+	static const uint64_t steps[] = { REC_HZ / 4, REC_HZ / 3, REC_HZ, 59 * REC_HZ, 3600 * REC_HZ, 86400 * REC_HZ };
+	struct rtc *both[2] = { a, b };
+
+	for (unsigned k = 0; k < 18; k++) {
+		check_same_now(a, b, now, k);
+		for (unsigned i = 0; i < 2; i++) {
+			struct rtc *r = both[i];
+
+			switch (k) {
+			case 3: cmos_wr(r, RTC_REG_B, cmos_rd(r, RTC_REG_B, now) | RTC_B_SET, now); break;
+			case 5: cmos_wr(r, RTC_HOUR, 0x07, now); break;
+			case 7: cmos_wr(r, RTC_REG_B, cmos_rd(r, RTC_REG_B, now) & ~RTC_B_SET, now); break;
+			case 9: cmos_wr(r, RTC_YEAR, 0x31, now); break;
+			case 11: cmos_wr(r, RTC_REG_B, cmos_rd(r, RTC_REG_B, now) | RTC_B_DM_BINARY, now); break;
+			case 13: cmos_wr(r, RTC_REG_A, 0x2f, now); break;
+			default: break;
+			}
+		}
+		now += steps[k % (sizeof steps / sizeof steps[0])];
+	}
+}
+
+/* The guest moved the clock (minutes set while running), enabled all three
+ * flags with a 64 Hz periodic rate and a minute alarm, wrote user bytes,
+ * read C a while ago and left the index at C with NMIs masked. */
+static uint64_t busy_rtc(struct rtc *r)
+{
+	uint64_t t = 10 * REC_HZ + 12345;
+
+	rtc_init(r, REC_KHZ, REC_T0, REC_RAM);
+	cmos_wr(r, RTC_REG_B, RTC_B_24H | RTC_B_PIE | RTC_B_AIE | RTC_B_UIE, t);
+	cmos_wr(r, RTC_REG_A, 0x2a, t);
+	cmos_wr(r, RTC_MIN, 0x44, t); /* 22:44:30 */
+	cmos_wr(r, RTC_SEC_ALARM, 0xc0, t);
+	cmos_wr(r, RTC_MIN_ALARM, 0x45, t);
+	cmos_wr(r, RTC_HOUR_ALARM, 0xff, t);
+	cmos_wr(r, 0x40, 0x5a, t);
+	cmos_wr(r, 0x7f, 0xa5, t);
+	CHECK_EQ_U64(cmos_rd(r, RTC_REG_C, t) & RTC_C_UF, RTC_C_UF);
+	rtc_port_write(r, 0x70, 0x80 | RTC_REG_C, t);
+	return t + 1000;
+}
+
+TEST(rtc_record_round_trip_running)
+{
+	struct rtc a, b;
+	uint64_t now = busy_rtc(&a);
+
+	rtc_init(&b, REC_KHZ, REC_T0, REC_RAM);
+	rtc_copy(&a, &b);
+	CHECK(b.tsc_khz == REC_KHZ && b.unix_at_tsc0 == REC_T0);
+	for (unsigned i = 0; i < 2; i++) {
+		struct rtc *r = i ? &b : &a;
+
+		CHECK_EQ_U64(rtc_port_read(r, 0x71, now), 0); /* the same period as the last read */
+		CHECK_EQ_U64(rtc_port_read(r, 0x71, now + REC_HZ / 64), RTC_C_IRQF | RTC_C_PF);
+		CHECK_EQ_U64(rtc_port_read(r, 0x71, now + REC_HZ), RTC_C_IRQF | RTC_C_PF | RTC_C_UF);
+	}
+	now += REC_HZ * 3 / 2;
+	for (unsigned i = 0; i < 2; i++) {
+		struct rtc *r = i ? &b : &a;
+
+		CHECK_EQ_U64(cmos_rd(r, RTC_MIN, now), 0x44);
+		/* the alarm goes off at 22:45:00 */
+		CHECK_EQ_U64(cmos_rd(r, RTC_REG_C, now + 28 * REC_HZ) & RTC_C_AF, 0);
+		CHECK_EQ_U64(cmos_rd(r, RTC_REG_C, now + 29 * REC_HZ) & RTC_C_AF, RTC_C_AF);
+	}
+	now += 29 * REC_HZ;
+	check_same_future(&a, &b, now);
+}
+
+/* Frozen (SET) with a time written: the restored clock runs from it. */
+TEST(rtc_record_round_trip_frozen)
+{
+	struct rtc a, b;
+	uint64_t now = 5 * REC_HZ;
+
+	rtc_init(&a, REC_KHZ, REC_T0, REC_RAM);
+	cmos_wr(&a, RTC_REG_B, RTC_B_SET | RTC_B_24H | RTC_B_DM_BINARY, now);
+	cmos_wr(&a, RTC_YEAR, 30, now);
+	cmos_wr(&a, RTC_MONTH, 2, now);
+	cmos_wr(&a, RTC_MDAY, 28, now);
+	cmos_wr(&a, RTC_HOUR, 23, now);
+	cmos_wr(&a, RTC_MIN, 59, now);
+	rtc_port_write(&a, 0x70, RTC_MIN, now);
+	rtc_init(&b, REC_KHZ, REC_T0, REC_RAM);
+	rtc_copy(&a, &b);
+	now += 100 * REC_HZ;
+	check_same_now(&a, &b, now, 0);
+	for (unsigned i = 0; i < 2; i++) {
+		struct rtc *r = i ? &b : &a;
+
+		CHECK_EQ_U64(cmos_rd(r, RTC_MIN, now), 59); /* frozen */
+		cmos_wr(r, RTC_REG_B, RTC_B_24H | RTC_B_DM_BINARY, now);
+		CHECK_EQ_U64(cmos_rd(r, RTC_MDAY, now + 61 * REC_HZ), 1); /* 2030-03-01 00:00 */
+		CHECK_EQ_U64(cmos_rd(r, RTC_MONTH, now + 61 * REC_HZ), 3);
+	}
+	now += 61 * REC_HZ;
+	check_same_future(&a, &b, now);
+}
+
+TEST(rtc_record_check_accepts)
+{
+	struct rtc r;
+	uint64_t now;
+
+	rtc_init(&r, REC_KHZ, REC_T0, REC_RAM);
+	CHECK(rtc_saved_ok(&r));
+	now = busy_rtc(&r);
+	CHECK(rtc_saved_ok(&r));
+	/* the furthest times the registers can set, either way */
+	cmos_wr(&r, RTC_REG_B, RTC_B_24H | RTC_B_DM_BINARY, now);
+	cmos_wr(&r, RTC_CENTURY, 0xff, now);
+	cmos_wr(&r, RTC_YEAR, 0xff, now);
+	cmos_wr(&r, RTC_MONTH, 0xff, now);
+	cmos_wr(&r, RTC_MDAY, 0xff, now);
+	cmos_wr(&r, RTC_HOUR, 0xff, now);
+	CHECK(rtc_saved_ok(&r));
+	cmos_wr(&r, RTC_CENTURY, 0, ~0ull);
+	cmos_wr(&r, RTC_YEAR, 0, ~0ull);
+	cmos_wr(&r, RTC_MONTH, 0, ~0ull);
+	cmos_wr(&r, RTC_MDAY, 0, ~0ull);
+	CHECK(rtc_saved_ok(&r));
+	rtc_init(&r, 1, REC_T0, REC_RAM); /* the slowest TSC: the most seconds */
+	cmos_wr(&r, RTC_YEAR, 0, ~0ull);
+	cmos_wr(&r, RTC_CENTURY, 0, ~0ull);
+	CHECK(r.offset < -((int64_t)1 << 53));
+	CHECK(rtc_saved_ok(&r));
+}
+
+TEST(rtc_record_check_refuses)
+{
+	static const struct {
+		unsigned field;
+		const char *reason;
+	} cases[] = {
+		{ 0, "index 0x80 is not a CMOS byte" },
+		{ 1, "cmos[0x0a] 0xaa sets UIP" },
+		{ 2, "cmos[0x0c] 0x10 is not 0" },
+		{ 3, "cmos[0x0d] 0x0 is not 0x80" },
+		{ 4, "offset 1099511627776 s is beyond" },
+		{ 5, "offset -36028797018963968 s is beyond" },
+	};
+	struct rtc r, z;
+	char err[160];
+
+	busy_rtc(&r);
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		rtc_loaded(&r, &z);
+		switch (cases[i].field) {
+		case 0: z.index = 0x80; break;
+		case 1: z.cmos[RTC_REG_A] |= RTC_A_UIP; break;
+		case 2: z.cmos[RTC_REG_C] = RTC_C_UF; break;
+		case 3: z.cmos[RTC_REG_D] = 0; break;
+		case 4: z.offset = (int64_t)1 << 40; break;
+		default: z.offset = -((int64_t)1 << 55); break;
+		}
+		err[0] = 0;
+		CHECK(!rtc_record.check(&z, NULL, err, sizeof err));
+		if (!strstr(err, cases[i].reason)) {
+			fprintf(stderr, "  case %u: \"%s\", not \"%s\"\n", i, err, cases[i].reason);
+			CHECK(!"the refusal names the field");
+		}
+	}
+}
+
+TEST(rtc_record_bool_byte)
+{
+	struct rtc r;
+	uint8_t off_buf[256], on_buf[256];
+	struct field_io off = field_saver(off_buf, sizeof off_buf), on = field_saver(on_buf, sizeof on_buf), in;
+	unsigned at = 0, diffs = 0;
+
+	rtc_init(&r, REC_KHZ, REC_T0, REC_RAM);
+	rtc_record.fields(&r, &off);
+	rtc_port_write(&r, 0x70, 0x80, 0); /* NMI mask, same index */
+	rtc_record.fields(&r, &on);
+	REQUIRE(!off.overrun && on.pos == off.pos);
+	for (unsigned i = 0; i < off.pos; i++)
+		if (off_buf[i] != on_buf[i]) {
+			at = i;
+			diffs++;
+		}
+	REQUIRE(diffs == 1 && on_buf[at] == 1);
+	on_buf[at] = 2;
+	rtc_init(&r, REC_KHZ, REC_T0, REC_RAM);
+	in = field_loader(on_buf, on.pos);
+	rtc_record.fields(&r, &in);
+	CHECK(in.bad && strstr(in.bad, "nmi_masked"));
+	CHECK(!r.nmi_masked);
+}
+
+/* Records with random bytes changed: whatever the check accepts, the model
+ * runs on without fault (the sanitizers abort on an index out of bounds or
+ * a signed overflow). */
+TEST(rtc_record_checked_records_run)
+{
+	static const uint8_t edge[] = { 0, 1, 0x7f, 0x80, 0xc0, 0xff };
+	struct rng r = rng_seeded(27);
+	struct rtc m, z;
+	uint8_t good[256], buf[256];
+	struct field_io out = field_saver(good, sizeof good), in;
+	char err[160];
+	unsigned accepted = 0;
+
+	busy_rtc(&m);
+	rtc_record.fields(&m, &out);
+	REQUIRE(!out.overrun);
+	for (unsigned i = 0; i < 20000; i++) {
+		memcpy(buf, good, out.pos);
+		for (unsigned n = 1 + (unsigned)rng_below(&r, 3); n; n--) {
+			unsigned v = (unsigned)rng_below(&r, sizeof edge + 1);
+			/* mostly the fields after the CMOS bytes */
+			uint64_t at = rng_below(&r, 2) ? 128 + rng_below(&r, out.pos - 128) : rng_below(&r, out.pos);
+
+			buf[at] = v < sizeof edge ? edge[v] : (uint8_t)rng_next(&r);
+		}
+		memset(&z, 0, sizeof z);
+		in = field_loader(buf, out.pos);
+		rtc_record.fields(&z, &in);
+		if (in.bad || !rtc_record.check(&z, NULL, err, sizeof err))
+			continue;
+		accepted++;
+		rtc_init(&m, i & 1 ? 1 : REC_KHZ, REC_T0, REC_RAM);
+		in = field_loader(buf, out.pos);
+		rtc_record.fields(&m, &in);
+		for (unsigned k = 0; k < 4; k++) {
+			uint64_t now = rng_next(&r) >> rng_below(&r, 64);
+
+			rtc_port_read(&m, 0x71, now);
+			cmos_rd(&m, (uint8_t)rng_below(&r, 14), now);
+			cmos_wr(&m, (uint8_t)rng_below(&r, 14), (uint8_t)rng_next(&r), now);
+		}
+	}
+	CHECK(accepted > 1000);
 }
