@@ -1,5 +1,6 @@
 /* fw_cfg's traditional I/O interface; the choices are in fwcfg.h. */
 #include "dev/fwcfg.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
 /* Everything fwcfg_init can add, at the largest config: the items' fixed data
@@ -99,18 +100,22 @@ void fwcfg_init_vm(struct fwcfg *f, uint64_t ram_bytes, unsigned cpus)
 	fwcfg_init(f, &c);
 }
 
-static void select_item(struct fwcfg *f, uint16_t key)
+/* The index of the item a selector reads, or -1. */
+static int find_item(const struct fwcfg *f, uint16_t key)
 {
 	uint16_t k = key & (uint16_t)~FW_CFG_WRITE_CHANNEL;
 
+	for (unsigned i = 0; i < f->nitems; i++)
+		if (f->items[i].key == k)
+			return (int)i;
+	return -1;
+}
+
+static void select_item(struct fwcfg *f, uint16_t key)
+{
 	f->select = key;
 	f->offset = 0;
-	f->cur = -1;
-	for (unsigned i = 0; i < f->nitems; i++)
-		if (f->items[i].key == k) {
-			f->cur = (int)i;
-			break;
-		}
+	f->cur = find_item(f, key);
 }
 
 uint32_t fwcfg_port_read(struct fwcfg *f, uint16_t port, unsigned size)
@@ -129,3 +134,49 @@ void fwcfg_port_write(struct fwcfg *f, uint16_t port, unsigned size, uint32_t va
 	if (port == FWCFG_PORT_SEL && size == 2)
 		select_item(f, (uint16_t)val);
 }
+
+
+/* Saved: what the guest set, the selector as written and the offset its
+ * reads reached. Not saved: the items, which the loading VM builds from its
+ * own memory size and vCPU count (fwcfg_init_vm); the load finds the
+ * selected item among them again. Checked: the offset lies within that
+ * item in the loading VM (reads stop at its end; with no item selected
+ * they do not advance, so the offset is 0). Any selector is one a guest can
+ * write. */
+static void fwcfg_fields(void *model, struct field_io *io)
+{
+	struct fwcfg *f = model;
+
+	FIELD(io, f->select);
+	FIELD(io, f->offset);
+	if (io->load)
+		f->cur = find_item(f, f->select);
+}
+
+static bool fwcfg_state_check(const void *model, const struct record_limits *lim, char *err,
+			      size_t errlen)
+{
+	const struct fwcfg *f = model;
+	struct fwcfg vm;
+	int i;
+	uint32_t len;
+
+	fwcfg_init_vm(&vm, lim->mem_bytes, lim->nr_vcpus);
+	i = find_item(&vm, f->select);
+	len = i < 0 ? 0 : vm.items[i].len;
+	if (f->offset > len) {
+		ksnprintf(err, errlen, "offset %u is past the end of selector 0x%x's item (%u bytes here)",
+			  f->offset, f->select, len);
+		return false;
+	}
+	return true;
+}
+
+const struct record_type fwcfg_record = {
+	.id = REC_FWCFG,
+	.version = 1,
+	.name = "fwcfg",
+	.model_bytes = sizeof(struct fwcfg),
+	.fields = fwcfg_fields,
+	.check = fwcfg_state_check,
+};

@@ -44,6 +44,7 @@
 #include "virt/e820.h"
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define FWCFG_PORT_SEL 0x510
 #define FWCFG_PORT_DATA 0x511
@@ -120,3 +121,6 @@ void fwcfg_init_vm(struct fwcfg *f, uint64_t ram_bytes, unsigned cpus);
 /* Ports 0x510 and 0x511; other ports read 0. */
 uint32_t fwcfg_port_read(struct fwcfg *f, uint16_t port, unsigned size);
 void fwcfg_port_write(struct fwcfg *f, uint16_t port, unsigned size, uint32_t val);
+
+/* The saved state (REC_FWCFG): the selector and the offset into its item. */
+extern const struct record_type fwcfg_record;

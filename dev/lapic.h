@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define LAPIC_DEFAULT_BASE 0xfee00000ull
 #define LAPIC_BUS_HZ 1000000000ull /* the APIC timer's input clock (before the divider), as KVM's: 1 GHz */
@@ -294,3 +295,8 @@ void lapic_state_save(const struct lapic *a, struct lapic_state *s);
 bool lapic_state_check(const struct lapic_state *s, unsigned phys_bits, char *err, size_t len);
 /* Load a checked state; keeps a's bus, tsc_khz and timer_fires. */
 void lapic_state_load(struct lapic *a, const struct lapic_state *s);
+
+/* The state record (REC_LAPIC, one per vCPU): the state above, checked as
+ * lapic_state_check does and against the loading vCPU (instance: its index,
+ * which is its APIC's initial ID; the BSP flag on vCPU 0's alone). */
+extern const struct record_type lapic_record;

@@ -38,6 +38,7 @@
  * Everything else in the header (IDs, class, status, BARs) is read-only. */
 #pragma once
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define PCI_PORT_ADDR 0xcf8
 #define PCI_PORT_DATA 0xcfc /* to 0xcff */
@@ -65,3 +66,6 @@ void pci_port_write(struct pci *p, uint16_t port, unsigned size, uint32_t val);
 uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsigned size);
 /* PIIX3 PIRQ route register n (0-3): 0x80 bit = disabled, else the ISA IRQ. */
 uint8_t pci_piix3_pirq(const struct pci *p, unsigned n);
+
+/* The saved state (REC_PCI): CONFIG_ADDRESS and each function's config space. */
+extern const struct record_type pci_record;

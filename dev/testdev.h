@@ -34,6 +34,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define TESTDEV_MMIO_BASE 0xff000000ull
 #define TESTDEV_MMIO_SIZE 0x10000u
@@ -69,3 +70,6 @@ bool testdev_port_write(struct testdev *t, uint16_t port, unsigned size, uint32_
  * to 8 bytes; little-endian. Bytes past the window read 0xff / are dropped. */
 uint64_t testdev_mmio_read(struct testdev *t, unsigned offset, unsigned size);
 void testdev_mmio_write(struct testdev *t, unsigned offset, unsigned size, uint64_t val);
+
+/* The saved state (REC_TESTDEV): the scratch register. */
+extern const struct record_type testdev_record;

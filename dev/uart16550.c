@@ -1,5 +1,6 @@
 /* The 16550A UART model: see dev/uart16550.h for the choices. */
 #include "dev/uart16550.h"
+#include "lib/print.h"
 
 #define IER_BITS 0x0f
 #define MCR_BITS 0x1f
@@ -218,3 +219,72 @@ bool uart16550_irq(const struct uart16550 *u)
 		return false;
 	return pending_id(u) != UART_IIR_NONE;
 }
+
+/* Saved: every register the guest set (IER, LCR, MCR, SCR, the divisor
+ * latch, FCR's enable and trigger), the receiver (the FIFO, its head and
+ * count) and what makes interrupts pending (overrun, MSR deltas, THRE, a
+ * quiet line for the character timeout); IIR, LSR and MSR are derived from
+ * these. The model has no clock and no transmit FIFO, so nothing else.
+ * Checked: the registers hold only the bits their writes keep, the FIFO
+ * head is an index into rx and the count fits the receiver as FCR has it
+ * (16 bytes with FIFOs, the holding register's one without). */
+static void uart16550_fields(void *model, struct field_io *io)
+{
+	struct uart16550 *u = model;
+
+	FIELD(io, u->ier);
+	FIELD(io, u->lcr);
+	FIELD(io, u->mcr);
+	FIELD(io, u->scr);
+	FIELD(io, u->dll);
+	FIELD(io, u->dlm);
+	FIELD_BOOL(io, u->fifos);
+	FIELD(io, u->fcr_trigger);
+	FIELD_BOOL(io, u->overrun);
+	FIELD(io, u->msr_deltas);
+	FIELD_BOOL(io, u->thre_pending);
+	FIELD_BOOL(io, u->rx_idle);
+	FIELD(io, u->rx);
+	FIELD(io, u->rx_head);
+	FIELD(io, u->rx_count);
+}
+
+static bool within(const char *name, uint8_t v, uint8_t bits, char *err, size_t errlen)
+{
+	if (!(v & ~bits))
+		return true;
+	ksnprintf(err, errlen, "%s 0x%x sets bits outside 0x%x", name, v, bits);
+	return false;
+}
+
+static bool uart16550_state_check(const void *model, const struct record_limits *lim, char *err,
+				  size_t errlen)
+{
+	const struct uart16550 *u = model;
+
+	(void)lim;
+	if (!within("ier", u->ier, IER_BITS, err, errlen) ||
+	    !within("mcr", u->mcr, MCR_BITS, err, errlen) ||
+	    !within("fcr_trigger", u->fcr_trigger, 3, err, errlen) ||
+	    !within("msr_deltas", u->msr_deltas, MSR_DELTAS, err, errlen))
+		return false;
+	if (u->rx_head >= UART16550_FIFO_BYTES) {
+		ksnprintf(err, errlen, "rx_head %u is not 0-%u", u->rx_head, UART16550_FIFO_BYTES - 1);
+		return false;
+	}
+	if (u->rx_count > rx_capacity(u)) {
+		ksnprintf(err, errlen, "rx_count %u is beyond the receiver's %u bytes (FIFOs %s)",
+			  u->rx_count, rx_capacity(u), u->fifos ? "on" : "off");
+		return false;
+	}
+	return true;
+}
+
+const struct record_type uart16550_record = {
+	.id = REC_UART,
+	.version = 1,
+	.name = "uart",
+	.model_bytes = sizeof(struct uart16550),
+	.fields = uart16550_fields,
+	.check = uart16550_state_check,
+};

@@ -45,6 +45,7 @@
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define UART16550_FIFO_BYTES 16
 
@@ -121,3 +122,6 @@ void uart16550_rx_idle(struct uart16550 *u);
 /* The interrupt as the PC's IRQ line sees it: one is pending and enabled,
  * OUT2 is set and loopback is off. */
 bool uart16550_irq(const struct uart16550 *u);
+
+/* The saved state (REC_UART): registers, the receiver and pending interrupts. */
+extern const struct record_type uart16550_record;

@@ -213,3 +213,133 @@ TEST(fwcfg_vm_e820_is_the_boot_map)
 	sel(&f, FW_CFG_NB_CPUS);
 	CHECK_EQ_U64(rd_le(&f, 2), 2);
 }
+
+/* ---- the saved state (fwcfg_record) ---- */
+
+#define VM_MEM (128ull << 20)
+static const struct record_limits vm_lim = { .nr_vcpus = 2, .mem_bytes = VM_MEM };
+
+static uint32_t save(struct fwcfg *f, uint8_t *buf, uint32_t len)
+{
+	struct field_io io = field_saver(buf, len);
+
+	fwcfg_record.fields(f, &io);
+	CHECK(!io.overrun);
+	return io.pos;
+}
+
+/* A VM's fw_cfg (as the loading VM builds it) loaded from buf. */
+static void load_vm(struct fwcfg *f, const uint8_t *buf, uint32_t len)
+{
+	struct field_io io = field_loader(buf, len);
+
+	fwcfg_init_vm(f, VM_MEM, 2);
+	fwcfg_record.fields(f, &io);
+	CHECK(!io.overrun && !io.bad && io.pos == len);
+}
+
+/* Both read the same bytes from here to past the item's end. */
+static void check_same_reads(struct fwcfg *a, struct fwcfg *b, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		CHECK_EQ_U64(fwcfg_port_read(a, FWCFG_PORT_DATA, 1), fwcfg_port_read(b, FWCFG_PORT_DATA, 1));
+}
+
+TEST(fwcfg_record_round_trip)
+{
+	static const uint16_t keys[] = {
+		FW_CFG_WRITE_CHANNEL | (FW_CFG_FILE_FIRST + 1), /* etc/e820, write bit ignored */
+		FW_CFG_FILE_DIR, FW_CFG_IRQ0_OVERRIDE, FW_CFG_NUMA /* not offered */,
+	};
+	struct fwcfg a, b;
+	uint8_t buf[16], skip[3 * FW_CFG_E820_ENTRY_LEN];
+	char err[160] = "";
+
+	for (unsigned k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+		fwcfg_init_vm(&a, VM_MEM, 2);
+		sel(&a, keys[k]);
+		for (int i = 0; i < 25; i++)
+			fwcfg_port_read(&a, FWCFG_PORT_DATA, 1);
+		load_vm(&b, buf, save(&a, buf, sizeof buf));
+		CHECK(fwcfg_record.check(&b, &vm_lim, err, sizeof err));
+		CHECK(b.select == keys[k] && b.offset == a.offset && b.cur == a.cur);
+		check_same_reads(&a, &b, 200);
+		/* and they go on alike after the same selection */
+		sel(&a, FW_CFG_NB_CPUS);
+		sel(&b, FW_CFG_NB_CPUS);
+		check_same_reads(&a, &b, 3);
+	}
+	/* mid-map: the next entry's bytes come out of the loaded model */
+	fwcfg_init_vm(&a, VM_MEM, 2);
+	sel(&a, FW_CFG_FILE_FIRST + 1);
+	rd_bytes(&a, skip, sizeof skip);
+	load_vm(&b, buf, save(&a, buf, sizeof buf));
+	CHECK_EQ_U64(rd_le(&b, 8), 0x100000);
+	CHECK_EQ_U64(rd_le(&b, 8), VM_MEM - 0x100000);
+}
+
+/* Power-on, every item read to its end, nothing selected: all pass. */
+TEST(fwcfg_record_check_passes_model_states)
+{
+	struct fwcfg f, l;
+	uint8_t buf[16];
+	char err[160] = "";
+
+	fwcfg_init_vm(&f, VM_MEM, 2);
+	load_vm(&l, buf, save(&f, buf, sizeof buf));
+	CHECK(fwcfg_record.check(&l, &vm_lim, err, sizeof err));
+	for (unsigned i = 0; i < f.nitems; i++) {
+		sel(&f, f.items[i].key);
+		for (unsigned n = 0; n <= f.items[i].len; n++)
+			fwcfg_port_read(&f, FWCFG_PORT_DATA, 1);
+		CHECK_EQ_U64(f.offset, f.items[i].len);
+		load_vm(&l, buf, save(&f, buf, sizeof buf));
+		CHECK(fwcfg_record.check(&l, &vm_lim, err, sizeof err));
+	}
+	sel(&f, 0x7fff);
+	fwcfg_port_read(&f, FWCFG_PORT_DATA, 1);
+	load_vm(&l, buf, save(&f, buf, sizeof buf));
+	CHECK(fwcfg_record.check(&l, &vm_lim, err, sizeof err));
+	if (err[0])
+		fprintf(stderr, "  refused: %s\n", err);
+}
+
+/* The check runs on a zeroed model (no items): an offset past the item's
+ * end in the loading VM is refused, naming the field. */
+TEST(fwcfg_record_check_refuses)
+{
+	static const struct {
+		uint16_t select;
+		uint32_t offset;
+		const char *reason;
+	} cases[] = {
+		{ FW_CFG_RAM_SIZE, 9, "offset 9 is past the end of selector 0x3's item (8 bytes here)" },
+		{ FW_CFG_FILE_DIR, 4 + 2 * FW_CFG_FILE_ENTRY_LEN + 1, "offset 133" },
+		{ FW_CFG_WRITE_CHANNEL | FW_CFG_SIGNATURE, 5, "selector 0x4000's item (4 bytes here)" },
+		{ FW_CFG_NUMA, 1, "offset 1 is past the end of selector 0xd's item (0 bytes here)" },
+		{ FW_CFG_FILE_FIRST + 1, 0xffffffff, "offset 4294967295" },
+	};
+	uint8_t buf[16];
+	struct field_io io;
+	struct fwcfg l;
+	char err[160];
+
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		memcpy(buf, &cases[i].select, 2);
+		memcpy(buf + 2, &cases[i].offset, 4);
+		memset(&l, 0, sizeof l);
+		io = field_loader(buf, 6);
+		fwcfg_record.fields(&l, &io);
+		CHECK(!io.overrun);
+		err[0] = 0;
+		CHECK(!fwcfg_record.check(&l, &vm_lim, err, sizeof err));
+		if (!strstr(err, cases[i].reason))
+			fprintf(stderr, "  case %u: '%s' lacks '%s'\n", i, err, cases[i].reason);
+		CHECK(strstr(err, cases[i].reason) != NULL);
+		/* one byte less is the item's end: taken */
+		memset(&l, 0, sizeof l);
+		l.select = cases[i].select;
+		l.offset = cases[i].offset - 1;
+		CHECK(fwcfg_record.check(&l, &vm_lim, err, sizeof err) == (i < 4));
+	}
+}

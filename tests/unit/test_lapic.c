@@ -20,11 +20,16 @@ static void wr(struct lapic *a, unsigned off, uint32_t val)
 	lapic_mmio_write(a, off, 4, val, 0);
 }
 
-/* An APIC alone (no bus), software-enabled. */
+/* An APIC alone (no bus), software-enabled: the BSP's or an AP's. */
+static void setup_cpu(struct lapic *a, uint32_t id, bool bsp)
+{
+	lapic_init(a, NULL, id, bsp, 2000000);
+	wr(a, LAPIC_REG_SVR, 0x1ff);
+}
+
 static void setup(struct lapic *a, uint32_t id)
 {
-	lapic_init(a, NULL, id, true, 2000000);
-	wr(a, LAPIC_REG_SVR, 0x1ff);
+	setup_cpu(a, id, true);
 }
 
 static void setup_x2apic(struct lapic *a, uint32_t id)
@@ -1279,13 +1284,15 @@ static void check_same_behaviour(struct lapic *a, struct lapic *b, uint64_t now)
 			CHECK_EQ_U64(off, 0x1000);
 }
 
-/* An APIC with something in every part: x2APIC mode, TPR, a periodic timer
- * some periods in, IRR, ISR and TMR bits, an error logged, an NMI pending. */
+/* An AP's APIC (ID 5) with something in every part: x2APIC mode, TPR, a
+ * periodic timer some periods in, IRR, ISR and TMR bits, an error logged, an
+ * NMI pending. */
 static void busy_apic(struct lapic *a, uint64_t *now)
 {
 	uint64_t t = 5000;
 
-	setup_x2apic(a, 5);
+	setup_cpu(a, 5, false);
+	CHECK(lapic_set_base_msr(a, LAPIC_DEFAULT_BASE | EN | EXTD, PHYS));
 	CHECK(lapic_msr_write(a, 0x808, 0x21, t));                            /* TPR */
 	CHECK(lapic_msr_write(a, 0x83e, 0x3, t));                             /* divide by 16 */
 	CHECK(lapic_msr_write(a, 0x832, (LAPIC_TIMER_PERIODIC << 17) | 0x40, t));
@@ -1303,70 +1310,127 @@ static void busy_apic(struct lapic *a, uint64_t *now)
 	*now = t;
 }
 
-TEST(lapic_state_round_trip_busy)
+/* busy_apic's a and its copy b, alike at now, go on alike: the pending
+ * vector, then timer expiries, acks and EOIs. */
+static void check_same_future(struct lapic *a, struct lapic *b, uint64_t now)
 {
-	struct lapic_bus bus = { 0 };
-	struct lapic a, b;
-	struct lapic_state s, s2;
-	char err[160] = "";
-	uint64_t now;
-
-	busy_apic(&a, &now);
-	CHECK(a.timer_armed && a.timer_expiries == 2 && a.timer_fires == 1);
-	lapic_state_save(&a, &s);
-	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
-	if (err[0])
-		fprintf(stderr, "  refused: %s\n", err);
-	lapic_init(&b, &bus, 5, true, 2000000);
-	b.timer_fires = 77;
-	lapic_state_load(&b, &s);
-	CHECK(b.bus == &bus && b.tsc_khz == 2000000 && b.timer_fires == 77 && bus.count == 1);
-	lapic_state_save(&b, &s2);
-	CHECK(memcmp(&s, &s2, sizeof s) == 0);
-	check_same_behaviour(&a, &b, now);
-	CHECK_EQ_U64((uint64_t)lapic_pending_irq(&b), 0xfe); /* the error LVT's, above 0x90 in service */
-
-	/* and they go on alike: timer expiries, acks, EOIs, IPIs to self */
+	check_same_behaviour(a, b, now);
+	CHECK_EQ_U64((uint64_t)lapic_pending_irq(b), 0xfe); /* the error LVT's, above 0x90 in service */
 	for (int k = 0; k < 6; k++) {
-		uint64_t next = lapic_timer_next(&a);
+		uint64_t next = lapic_timer_next(a);
 		int v;
 
 		CHECK(next > now);
 		now = next;
-		lapic_timer_update(&a, now);
-		lapic_timer_update(&b, now);
-		check_same_behaviour(&a, &b, now);
-		if ((v = lapic_pending_irq(&a)) >= 0) {
-			lapic_ack_irq(&a, (uint8_t)v);
-			lapic_ack_irq(&b, (uint8_t)v);
+		lapic_timer_update(a, now);
+		lapic_timer_update(b, now);
+		check_same_behaviour(a, b, now);
+		if ((v = lapic_pending_irq(a)) >= 0) {
+			lapic_ack_irq(a, (uint8_t)v);
+			lapic_ack_irq(b, (uint8_t)v);
 		}
 		if (k & 1) {
-			CHECK(lapic_msr_write(&a, 0x80b, 0, now));
-			CHECK(lapic_msr_write(&b, 0x80b, 0, now));
+			CHECK(lapic_msr_write(a, 0x80b, 0, now));
+			CHECK(lapic_msr_write(b, 0x80b, 0, now));
 		}
-		check_same_behaviour(&a, &b, now);
+		check_same_behaviour(a, b, now);
 	}
+}
+
+/* A restore's copy of an APIC: from's state into to (lapic_init'ed by the
+ * loading VM), by the image's struct lapic_state or by the state record. */
+typedef void copy_fn(struct lapic *from, struct lapic *to);
+
+static void copy_by_state(struct lapic *from, struct lapic *to)
+{
+	struct lapic_state s;
+	char err[160] = "";
+
+	lapic_state_save(from, &s);
+	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
+	if (err[0])
+		fprintf(stderr, "  refused: %s\n", err);
+	lapic_state_load(to, &s);
+}
+
+/* lapic_record's limits for vCPU `instance` of an 8-vCPU VM. */
+static struct record_limits vcpu_limits(unsigned instance)
+{
+	return (struct record_limits){ .nr_vcpus = 8, .mem_bytes = 64 << 20, .phys_bits = PHYS,
+				       .instance = instance };
+}
+
+static uint32_t record_save(struct lapic *a, uint8_t *buf, uint32_t len)
+{
+	struct field_io io = field_saver(buf, len);
+
+	lapic_record.fields(a, &io);
+	CHECK(!io.overrun);
+	return io.pos;
+}
+
+/* As a restore takes a record: loaded into zeroes and checked against
+ * lim; false with the refusal in err. */
+static bool record_check(const uint8_t *buf, uint32_t len, struct record_limits lim, char *err,
+			 size_t errlen)
+{
+	struct lapic l;
+	struct field_io io = field_loader(buf, len);
+
+	memset(&l, 0, sizeof l);
+	lapic_record.fields(&l, &io);
+	CHECK(!io.overrun && !io.bad && io.pos == len);
+	return lapic_record.check(&l, &lim, err, errlen);
+}
+
+static void copy_by_record(struct lapic *from, struct lapic *to)
+{
+	uint8_t buf[sizeof *from];
+	uint32_t n = record_save(from, buf, sizeof buf);
+	struct field_io io = field_loader(buf, n);
+	char err[160] = "";
+
+	CHECK(record_check(buf, n, vcpu_limits(from->initial_id), err, sizeof err));
+	if (err[0])
+		fprintf(stderr, "  refused: %s\n", err);
+	lapic_record.fields(to, &io);
+	CHECK(!io.overrun && !io.bad && io.pos == n);
+}
+
+static void round_trip_busy(copy_fn *copy)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a, b;
+	struct lapic_state s, s2;
+	uint64_t now;
+
+	busy_apic(&a, &now);
+	CHECK(a.timer_armed && a.timer_expiries == 2 && a.timer_fires == 1);
+	lapic_init(&b, &bus, 5, false, 2000000);
+	b.timer_fires = 77;
+	copy(&a, &b);
+	CHECK(b.bus == &bus && b.tsc_khz == 2000000 && b.timer_fires == 77 && bus.count == 1);
+	lapic_state_save(&a, &s);
+	lapic_state_save(&b, &s2);
+	CHECK(memcmp(&s, &s2, sizeof s) == 0);
+	check_same_future(&a, &b, now);
 	CHECK_EQ_U64(b.timer_fires - 77, a.timer_fires - 1);
 }
 
-TEST(lapic_state_round_trip_xapic_and_deadline)
+/* xAPIC with a changed ID, logical destination and an armed deadline */
+static void round_trip_xapic_and_deadline(copy_fn *copy)
 {
 	struct lapic a, b;
-	struct lapic_state s;
-	char err[160];
 
-	/* xAPIC with a changed ID, logical destination and an armed deadline */
-	setup(&a, 2);
+	setup_cpu(&a, 2, false);
 	wr(&a, LAPIC_REG_ID, 0x07000000);
 	wr(&a, LAPIC_REG_LDR, 0x41000000);
 	wr(&a, LAPIC_REG_DFR, 0x0fffffff); /* cluster model */
 	wr(&a, LAPIC_REG_ICR_HI, 0x03000000);
 	wr(&a, LAPIC_REG_LVT_TIMER, (LAPIC_TIMER_TSC_DEADLINE << 17) | 0x41);
 	lapic_tsc_deadline_write(&a, 90000, 100);
-	lapic_state_save(&a, &s);
-	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
-	lapic_init(&b, NULL, 2, true, 2000000);
-	lapic_state_load(&b, &s);
+	lapic_init(&b, NULL, 2, false, 2000000);
+	copy(&a, &b);
 	check_same_behaviour(&a, &b, 200);
 	CHECK_EQ_U64(lapic_timer_next(&b), 90000);
 	lapic_timer_update(&b, 90000);
@@ -1375,13 +1439,35 @@ TEST(lapic_state_round_trip_xapic_and_deadline)
 	CHECK(!lapic_match_dest(&b, 0x42, true) && !lapic_match_dest(&b, 2, false));
 }
 
+TEST(lapic_state_round_trip_busy)
+{
+	round_trip_busy(copy_by_state);
+}
+
+TEST(lapic_state_round_trip_xapic_and_deadline)
+{
+	round_trip_xapic_and_deadline(copy_by_state);
+}
+
+TEST(lapic_record_round_trip_busy)
+{
+	round_trip_busy(copy_by_record);
+}
+
+TEST(lapic_record_round_trip_xapic_and_deadline)
+{
+	round_trip_xapic_and_deadline(copy_by_record);
+}
+
 /* Case i: break one field of the busy x2APIC state (x2) or of an xAPIC one;
- * the reason; NULL past the last. */
-static const char *break_apic(unsigned i, struct lapic_state *s, bool *xapic)
+ * the reason; NULL past the last. *image_only: bytes only the image's
+ * struct lapic_state has (flags held as bytes, reserved bytes). */
+static const char *break_apic(unsigned i, struct lapic_state *s, bool *xapic, bool *image_only)
 {
 	*xapic = false;
+	*image_only = i >= 22 && i <= 24;
 	switch (i) {
-	case 0: s->apic_base |= 1; return "APIC base 0xfee00d01 sets reserved bits";
+	case 0: s->apic_base |= 1; return "APIC base 0xfee00c01 sets reserved bits";
 	case 1: s->apic_base |= 1u << 9; return "sets reserved bits";
 	case 2: s->apic_base |= 1ull << PHYS; return "sets reserved bits (MAXPHYADDR 46)";
 	case 3: s->apic_base &= ~(uint64_t)EN; return "x2APIC mode (EXTD) without EN";
@@ -1419,29 +1505,42 @@ static const char *break_apic(unsigned i, struct lapic_state *s, bool *xapic)
 	case 32: s->id |= 1; return "xAPIC ID 0x7000001 sets bits 23:0";
 	case 33: s->ldr |= 0x100; return "xAPIC LDR 0x40000100";
 	case 34: s->icr_hi = 0xff; return "xAPIC ICR destination 0xff";
-	case 35: s->apic_base &= ~(uint64_t)EN; return "disabled (base 0xfee00100) but its registers are not at their power-on values";
+	case 35: s->apic_base &= ~(uint64_t)EN; return "disabled (base 0xfee00000) but its registers are not at their power-on values";
 	}
 	return NULL;
 }
 
+/* An AP's APIC (ID 2) in xAPIC mode with a changed ID and LDR. */
 static void xapic_state(struct lapic_state *s)
 {
 	struct lapic a;
 
-	setup(&a, 2);
+	setup_cpu(&a, 2, false);
 	wr(&a, LAPIC_REG_ID, 0x07000000);
 	wr(&a, LAPIC_REG_LDR, 0x40000000);
 	lapic_state_save(&a, s);
 }
 
+/* A refusal (ok false) whose reason has `want` (case i). */
+static void check_refusal(bool ok, const char *err, const char *want, unsigned i)
+{
+	CHECK(!ok);
+	if (!strstr(err, want))
+		fprintf(stderr, "  case %u: '%s' lacks '%s'\n", i, err, want);
+	CHECK(strstr(err, want) != NULL);
+}
+
+/* Each broken field is refused by lapic_state_check and, but for the image's
+ * own bytes, by lapic_record's check, with the same reason. */
 TEST(lapic_state_check_refuses_each_field)
 {
-	struct lapic a;
+	struct lapic a, m;
 	struct lapic_state busy, s;
+	uint8_t buf[sizeof a];
 	char err[160];
 	uint64_t now;
 	const char *reason;
-	bool xapic;
+	bool xapic, image_only;
 
 	busy_apic(&a, &now);
 	lapic_state_save(&a, &busy);
@@ -1452,15 +1551,75 @@ TEST(lapic_state_check_refuses_each_field)
 		s = busy;
 		if (i >= 32)
 			xapic_state(&s);
-		if (!(reason = break_apic(i, &s, &xapic)))
+		if (!(reason = break_apic(i, &s, &xapic, &image_only)))
 			break;
 		CHECK(xapic == (i >= 32));
 		err[0] = 0;
-		CHECK(!lapic_state_check(&s, PHYS, err, sizeof err));
-		if (!strstr(err, reason))
-			fprintf(stderr, "  case %u: '%s' lacks '%s'\n", i, err, reason);
-		CHECK(strstr(err, reason) != NULL);
+		check_refusal(lapic_state_check(&s, PHYS, err, sizeof err), err, reason, i);
+		if (image_only)
+			continue;
+		memset(&m, 0, sizeof m);
+		lapic_state_load(&m, &s);
+		err[0] = 0;
+		check_refusal(record_check(buf, record_save(&m, buf, sizeof buf),
+					   vcpu_limits(s.initial_id), err, sizeof err),
+			      err, reason, i);
 	}
+}
+
+/* The record's own: the APIC is the loading vCPU's, its flags are bytes 0
+ * or 1 (the loader names another), and a short record loads no more. */
+TEST(lapic_record_refuses_another_vcpus_apic)
+{
+	struct lapic a;
+	uint8_t buf[sizeof a];
+	uint32_t n;
+	char err[160] = "";
+	uint64_t now;
+	struct field_io io;
+
+	busy_apic(&a, &now); /* vCPU 5's */
+	n = record_save(&a, buf, sizeof buf);
+	CHECK(record_check(buf, n, vcpu_limits(5), err, sizeof err));
+	check_refusal(record_check(buf, n, vcpu_limits(4), err, sizeof err), err,
+		      "APIC initial ID 0x5, this vCPU's is 0x4", 0);
+	a.apic_base |= BSP;
+	n = record_save(&a, buf, sizeof buf);
+	check_refusal(record_check(buf, n, vcpu_limits(5), err, sizeof err), err,
+		      "APIC base 0xfee00d00: the BSP flag belongs to APIC ID 0 alone", 1);
+	lapic_init(&a, NULL, 0, false, 2000000);
+	n = record_save(&a, buf, sizeof buf);
+	check_refusal(record_check(buf, n, vcpu_limits(0), err, sizeof err), err,
+		      "APIC base 0xfee00800: the BSP flag", 2);
+	lapic_init(&a, NULL, 0, true, 2000000);
+	n = record_save(&a, buf, sizeof buf);
+	CHECK(record_check(buf, n, vcpu_limits(0), err, sizeof err));
+
+	a.nmi_pending = false;
+	a.sipi_pending = true;
+	n = record_save(&a, buf, sizeof buf);
+	REQUIRE(buf[n - 2] == 1); /* ... SIPI pending, SIPI vector */
+	buf[n - 2] = 2;
+	memset(&a, 0, sizeof a);
+	io = field_loader(buf, n);
+	lapic_record.fields(&a, &io);
+	CHECK(io.bad && strstr(io.bad, "sipi_pending") && !a.sipi_pending);
+	io = field_loader(buf, n - 1);
+	lapic_record.fields(&a, &io);
+	CHECK(io.overrun);
+}
+
+/* a's state passes the image's check and the record's (for a's vCPU). */
+static bool state_passes(struct lapic *a, unsigned phys_bits, char *err, size_t len)
+{
+	struct lapic_state s;
+	uint8_t buf[sizeof *a];
+	struct record_limits lim = vcpu_limits(a->initial_id);
+
+	lim.phys_bits = phys_bits;
+	lapic_state_save(a, &s);
+	return lapic_state_check(&s, phys_bits, err, len) &&
+	       record_check(buf, record_save(a, buf, sizeof buf), lim, err, len);
 }
 
 /* What the model itself reaches passes: power-on, disabled (with a TPR from
@@ -1469,33 +1628,29 @@ TEST(lapic_state_check_refuses_each_field)
 TEST(lapic_state_check_passes_model_states)
 {
 	struct lapic a;
-	struct lapic_state s;
 	char err[160] = "";
 	struct rng rng = rng_seeded(12345);
 	uint64_t now = 1000;
 
 	lapic_init(&a, NULL, 9, false, 2000000);
-	lapic_state_save(&a, &s);
-	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
-	CHECK(lapic_state_check(&s, 0, err, sizeof err));
-	setup_x2apic(&a, 9);
+	CHECK(state_passes(&a, PHYS, err, sizeof err));
+	CHECK(state_passes(&a, 0, err, sizeof err));
+	setup_cpu(&a, 9, false);
+	CHECK(lapic_set_base_msr(&a, LAPIC_DEFAULT_BASE | EN | EXTD, PHYS));
 	lapic_set_base_msr(&a, LAPIC_DEFAULT_BASE, PHYS);
 	lapic_set_tpr(&a, 0x30);
 	a.nmi_pending = true;
-	lapic_state_save(&a, &s);
-	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
-	setup(&a, 9);
+	CHECK(state_passes(&a, PHYS, err, sizeof err));
+	setup_cpu(&a, 9, false);
 	wr(&a, LAPIC_REG_LVT_TIMER, 3u << 17);
 	CHECK_EQ_U64(rd(&a, LAPIC_REG_LVT_TIMER), 3u << 17);
-	lapic_state_save(&a, &s);
-	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
+	CHECK(state_passes(&a, PHYS, err, sizeof err));
 	/* relocated near the top of a 46-bit space */
 	CHECK(lapic_set_base_msr(&a, (1ull << PHYS) - 0x1000 + EN, PHYS));
-	lapic_state_save(&a, &s);
-	CHECK(lapic_state_check(&s, PHYS, err, sizeof err));
-	CHECK(!lapic_state_check(&s, 40, err, sizeof err));
+	CHECK(state_passes(&a, PHYS, err, sizeof err));
+	CHECK(!state_passes(&a, 40, err, sizeof err));
 
-	setup(&a, 9);
+	setup_cpu(&a, 9, false);
 	for (int step = 0; step < 200000; step++) {
 		uint64_t x = rng_next(&rng);
 		uint32_t r = (uint32_t)(x >> 33), val = (uint32_t)(x >> 5);
@@ -1542,8 +1697,7 @@ TEST(lapic_state_check_passes_model_states)
 			lapic_msr_write(&a, 0x838, val % 4000, now);
 			break;
 		}
-		lapic_state_save(&a, &s);
-		if (!lapic_state_check(&s, PHYS, err, sizeof err)) {
+		if (!state_passes(&a, PHYS, err, sizeof err)) {
 			fprintf(stderr, "  step %d refused: %s\n", step, err);
 			CHECK(false);
 			break;

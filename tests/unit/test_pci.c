@@ -1,6 +1,7 @@
 /* dev/pci.c: configuration mechanism 1 and the pc machine's bus-0 functions. */
 #include "check.h"
 #include "dev/pci.h"
+#include <string.h>
 
 static uint32_t cfg_addr(unsigned bus, unsigned dev, unsigned fn, unsigned reg)
 {
@@ -129,4 +130,123 @@ TEST(pci_writes_follow_mask)
 	/* a word at 0xcff runs past the window: high byte reads ones */
 	pci_port_write(&p, 0xcf8, 4, cfg_addr(0, 0, 0, 0));
 	CHECK_EQ_U64(pci_port_read(&p, 0xcff, 2), 0xff12);
+}
+
+/* ---- the saved state (pci_record) ---- */
+
+static const struct record_limits one_vcpu = { .nr_vcpus = 1, .mem_bytes = 64 << 20 };
+
+/* A bus as a kernel leaves it: command bits, PIRQ routes, the host bridge's
+ * PAM registers, the ACPI function's interrupt line, an address latched. */
+static void programmed(struct pci *p)
+{
+	pci_init(p);
+	wr(p, 0, 0, 0x59, 1, 0x30); /* PAM0 */
+	wr(p, 0, 0, 4, 2, 0x0106);
+	wr(p, 1, 0, 0x60, 4, 0x0b0a0b80);
+	wr(p, 1, 3, 0x3c, 1, 11);
+	wr(p, 1, 3, 0xd0, 4, 0xcafe0001); /* device-specific, writable */
+	pci_port_write(p, 0xcf8, 4, cfg_addr(0, 1, 0, 0x60));
+}
+
+static uint32_t save(struct pci *p, uint8_t *buf, uint32_t len)
+{
+	struct field_io io = field_saver(buf, len);
+
+	pci_record.fields(p, &io);
+	CHECK(!io.overrun);
+	return io.pos;
+}
+
+TEST(pci_record_round_trip)
+{
+	static struct pci a, b;
+	static uint8_t buf[1024];
+	uint32_t n;
+	struct field_io io;
+	char err[160] = "";
+
+	programmed(&a);
+	n = save(&a, buf, sizeof buf);
+	CHECK_EQ_U64(n, 4 + PCI_NFUNCS * 256);
+	pci_init(&b);
+	io = field_loader(buf, n);
+	pci_record.fields(&b, &io);
+	CHECK(!io.overrun && !io.bad);
+	CHECK(pci_record.check(&b, &one_vcpu, err, sizeof err));
+	/* The latched address reads back and selects the same register. */
+	CHECK_EQ_U64(pci_port_read(&b, 0xcf8, 4), pci_port_read(&a, 0xcf8, 4));
+	CHECK_EQ_U64(pci_port_read(&b, 0xcfc, 4), 0x0b0a0b80);
+	for (unsigned i = 0; i < 4; i++)
+		CHECK_EQ_U64(pci_piix3_pirq(&b, i), pci_piix3_pirq(&a, i));
+	/* Every config register of every device reads the same ... */
+	for (unsigned dev = 0; dev < 3; dev++)
+		for (unsigned fn = 0; fn < 8; fn++)
+			for (unsigned reg = 0; reg < 256; reg += 4)
+				if (rd(&a, dev, fn, reg, 4) != rd(&b, dev, fn, reg, 4))
+					CHECK_EQ_U64(dev << 16 | fn << 8 | reg, ~0u); /* names it */
+	/* ... and the write masks are still in force after the load. */
+	wr(&a, 0, 0, 0, 4, 0);
+	wr(&b, 0, 0, 0, 4, 0);
+	wr(&a, 1, 3, 0x40, 4, 0);
+	wr(&b, 1, 3, 0x40, 4, 0);
+	CHECK_EQ_U64(rd(&b, 0, 0, 0, 4), 0x12378086);
+	CHECK_EQ_U64(rd(&b, 1, 3, 0x40, 4), rd(&a, 1, 3, 0x40, 4));
+	CHECK_EQ_U64(rd(&b, 1, 3, 0x40, 4), 0x601);
+}
+
+TEST(pci_record_check_passes_model_states)
+{
+	static struct pci p, l;
+	static uint8_t buf[1024];
+	char err[160] = "";
+	uint32_t n;
+	struct field_io io;
+
+	pci_init(&p);
+	/* every write a guest can make, at every offset, all ones then zeros */
+	for (unsigned dev = 0; dev < 2; dev++)
+		for (unsigned fn = 0; fn < 4; fn++)
+			for (unsigned reg = 0; reg < 256; reg += 4)
+				wr(&p, dev, fn, reg, 4, reg & 4 ? 0 : 0xffffffff);
+	pci_port_write(&p, 0xcf8, 4, 0x7fffffff);
+	for (int k = 0; k < 2; k++) {
+		n = save(&p, buf, sizeof buf);
+		memset(&l, 0, sizeof l);
+		io = field_loader(buf, n);
+		pci_record.fields(&l, &io);
+		CHECK(pci_record.check(&l, &one_vcpu, err, sizeof err));
+		if (err[0])
+			fprintf(stderr, "  refused: %s\n", err);
+		pci_init(&p);
+	}
+}
+
+TEST(pci_record_check_refuses)
+{
+	static const struct {
+		unsigned fn, off;
+		uint8_t xor;
+		const char *reason;
+	} cases[] = {
+		{ 0, 0x00, 0x01, "fn[0].cfg[0x00] 0x87 changes read-only bits 0x01 (00:00.0 holds 0x86)" },
+		{ 1, 0x0e, 0x80, "fn[1].cfg[0x0e] 0x00 changes read-only bits 0x80" },
+		{ 2, 0x04, 0x08, "fn[2].cfg[0x04] 0x08 changes read-only bits 0x08" },
+		{ 2, 0x40, 0x40, "fn[2].cfg[0x40] 0x41 changes read-only bits 0x40 (00:01.3 holds 0x01)" },
+		{ 2, 0x10, 0x01, "fn[2].cfg[0x10]" },
+		{ 1, 0xff, 0x00, NULL },  /* writable: any value */
+	};
+	static struct pci p, bad;
+	char err[160];
+
+	programmed(&p);
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bad = p;
+		bad.fn[cases[i].fn].cfg[cases[i].off] ^= cases[i].xor ? cases[i].xor : 0xff;
+		err[0] = 0;
+		CHECK(pci_record.check(&bad, &one_vcpu, err, sizeof err) == !cases[i].reason);
+		if (cases[i].reason && !strstr(err, cases[i].reason))
+			fprintf(stderr, "  case %u: '%s' lacks '%s'\n", i, err, cases[i].reason);
+		CHECK(!cases[i].reason || strstr(err, cases[i].reason) != NULL);
+	}
 }

@@ -359,3 +359,184 @@ TEST(uart_linux_probe_finds_16550a)
 	CHECK(uart16550_read(&u, UART_LSR) & UART_LSR_TEMT);
 	CHECK_EQ_U64(uart16550_read(&u, UART_IIR_FCR) & UART_IIR_NONE, 0);
 }
+
+/* ---- the saved state (uart16550_record) ---- */
+
+static const struct record_limits one_vcpu = { .nr_vcpus = 1, .mem_bytes = 64 << 20 };
+
+static uint32_t save(struct uart16550 *u, uint8_t *buf, uint32_t len)
+{
+	struct field_io io = field_saver(buf, len);
+
+	uart16550_record.fields(u, &io);
+	CHECK(!io.overrun);
+	return io.pos;
+}
+
+/* A fresh (power-on) model loaded from buf; the loader's report. */
+static struct field_io load(struct uart16550 *u, const uint8_t *buf, uint32_t len)
+{
+	struct field_io io = field_loader(buf, len);
+
+	power_on(u);
+	uart16550_record.fields(u, &io);
+	return io;
+}
+
+/* Both models answer every register alike, side effects included (IIR
+ * clears THRE, LSR the overrun, MSR the deltas, RBR takes a byte). */
+static void check_same_reads(struct uart16550 *a, struct uart16550 *b)
+{
+	CHECK_EQ_U64(uart16550_irq(a), uart16550_irq(b));
+	CHECK_EQ_U64(uart16550_rx_room(a), uart16550_rx_room(b));
+	for (unsigned reg = 0; reg < 8; reg++)
+		CHECK_EQ_U64(uart16550_read(a, reg), uart16550_read(b, reg));
+	CHECK_EQ_U64(uart16550_irq(a), uart16550_irq(b));
+}
+
+/* FIFOs on at trigger 8 with a wrapped FIFO, an overrun, a modem delta, THRE
+ * pending, the line quiet, the divisor set; after loopback, OUT2 on. */
+static void busy_uart(struct uart16550 *u)
+{
+	power_on(u);
+	uart16550_write(u, UART_LCR, UART_LCR_DLAB | 0x03);
+	uart16550_write(u, UART_RBR_THR, 0x0c);
+	uart16550_write(u, UART_IER, 0x01);
+	uart16550_write(u, UART_LCR, 0x03);
+	uart16550_write(u, UART_SCR, 0x5a);
+	uart16550_write(u, UART_IIR_FCR, UART_FCR_ENABLE | 0x80); /* trigger 8 */
+	for (int i = 0; i < 12; i++)
+		uart16550_receive(u, (uint8_t)('a' + i));
+	for (int i = 0; i < 10; i++)
+		uart16550_read(u, UART_RBR_THR);
+	for (int i = 0; i < 15; i++) /* the head wraps; the last byte overruns */
+		uart16550_receive(u, (uint8_t)('A' + i));
+	uart16550_write(u, UART_MCR, UART_MCR_LOOP);
+	uart16550_write(u, UART_MCR, UART_MCR_OUT2 | UART_MCR_DTR); /* deltas on leaving */
+	uart16550_write(u, UART_IER, 0x0f);
+	uart16550_write(u, UART_RBR_THR, 'x'); /* THRE pending */
+	uart16550_rx_idle(u);
+}
+
+TEST(uart_record_round_trip)
+{
+	struct uart16550 a, b;
+	uint8_t buf[64];
+	uint32_t n;
+	struct field_io io;
+	char err[128] = "";
+
+	busy_uart(&a);
+	REQUIRE(a.rx_count == 16 && a.rx_head == 10 && a.overrun && a.msr_deltas && a.rx_idle);
+	n = save(&a, buf, sizeof buf);
+	io = load(&b, buf, n);
+	CHECK(!io.overrun && !io.bad && io.pos == n);
+	CHECK(uart16550_record.check(&b, &one_vcpu, err, sizeof err));
+	CHECK(uart16550_irq(&b));
+	CHECK_EQ_U64(uart16550_read(&b, UART_IIR_FCR), UART_IIR_FIFOS | UART_IIR_RLS);
+	CHECK_EQ_U64(uart16550_read(&a, UART_IIR_FCR), UART_IIR_FIFOS | UART_IIR_RLS);
+	/* The divisor latch, then every register with its side effects, until
+	 * the FIFO is drained (16 bytes, one RBR read a round). */
+	uart16550_write(&a, UART_LCR, UART_LCR_DLAB);
+	uart16550_write(&b, UART_LCR, UART_LCR_DLAB);
+	check_same_reads(&a, &b);
+	uart16550_write(&a, UART_LCR, 0x03);
+	uart16550_write(&b, UART_LCR, 0x03);
+	for (int i = 0; i < 17; i++)
+		check_same_reads(&a, &b);
+	CHECK(a.rx_count == 0 && b.rx_count == 0);
+	/* and they go on alike: more data, the timeout, a byte sent */
+	for (int i = 0; i < 3; i++) {
+		CHECK_EQ_U64(uart16550_receive(&a, (uint8_t)i), uart16550_receive(&b, (uint8_t)i));
+		check_same_reads(&a, &b);
+	}
+	uart16550_rx_idle(&a);
+	uart16550_rx_idle(&b);
+	CHECK_EQ_U64(uart16550_write(&a, UART_RBR_THR, 'y'), uart16550_write(&b, UART_RBR_THR, 'y'));
+	check_same_reads(&a, &b);
+}
+
+/* Power-on, busy, FIFOs off with a byte held, loopback: all pass. */
+TEST(uart_record_check_passes_model_states)
+{
+	struct uart16550 u, l;
+	uint8_t buf[64];
+	uint32_t n;
+	char err[128] = "";
+
+	power_on(&u);
+	n = save(&u, buf, sizeof buf);
+	load(&l, buf, n);
+	CHECK(uart16550_record.check(&l, &one_vcpu, err, sizeof err));
+	busy_uart(&u);
+	n = save(&u, buf, sizeof buf);
+	load(&l, buf, n);
+	CHECK(uart16550_record.check(&l, &one_vcpu, err, sizeof err));
+	uart16550_write(&u, UART_IIR_FCR, 0xc0); /* FIFOs off: emptied, trigger kept */
+	uart16550_receive(&u, 'o');
+	uart16550_read(&u, UART_RBR_THR);
+	uart16550_receive(&u, 'p');
+	uart16550_receive(&u, 'q'); /* overruns the holding register */
+	REQUIRE(u.rx_count == 1 && u.rx_head == 1 && u.fcr_trigger == 2);
+	n = save(&u, buf, sizeof buf);
+	load(&l, buf, n);
+	CHECK(uart16550_record.check(&l, &one_vcpu, err, sizeof err));
+	CHECK_EQ_U64(uart16550_read(&l, UART_RBR_THR), 'q');
+	if (err[0])
+		fprintf(stderr, "  refused: %s\n", err);
+}
+
+TEST(uart_record_check_refuses)
+{
+	static const struct {
+		size_t field;
+		uint8_t val;
+		const char *reason;
+	} cases[] = {
+		{ offsetof(struct uart16550, ier), 0x10, "ier 0x10 sets bits outside 0xf" },
+		{ offsetof(struct uart16550, mcr), 0x20, "mcr 0x20 sets bits outside 0x1f" },
+		{ offsetof(struct uart16550, fcr_trigger), 4, "fcr_trigger 0x4" },
+		{ offsetof(struct uart16550, msr_deltas), 0x80, "msr_deltas 0x80" },
+		{ offsetof(struct uart16550, rx_head), 16, "rx_head 16 is not 0-15" },
+		{ offsetof(struct uart16550, rx_count), 17, "rx_count 17 is beyond the receiver's 16 bytes" },
+	};
+	struct uart16550 u, bad;
+	char err[128];
+
+	busy_uart(&u);
+	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		bad = u;
+		((uint8_t *)&bad)[cases[i].field] = cases[i].val;
+		err[0] = 0;
+		CHECK(!uart16550_record.check(&bad, &one_vcpu, err, sizeof err));
+		if (!strstr(err, cases[i].reason))
+			fprintf(stderr, "  case %u: '%s' lacks '%s'\n", i, err, cases[i].reason);
+		CHECK(strstr(err, cases[i].reason) != NULL);
+	}
+	/* Without FIFOs the receiver holds one byte. */
+	bad = u;
+	bad.fifos = false;
+	bad.rx_count = 2;
+	CHECK(!uart16550_record.check(&bad, &one_vcpu, err, sizeof err));
+	CHECK(strstr(err, "rx_count 2 is beyond the receiver's 1 bytes (FIFOs off)") != NULL);
+}
+
+/* A flag byte other than 0 or 1 is no state: the loader names it. */
+TEST(uart_record_bool_byte_refused)
+{
+	struct uart16550 u, l;
+	uint8_t buf[64];
+	uint32_t n, at;
+	struct field_io io;
+
+	busy_uart(&u);
+	n = save(&u, buf, sizeof buf);
+	at = 6; /* ier, lcr, mcr, scr, dll, dlm, then fifos */
+	REQUIRE(buf[at] == 1);
+	buf[at] = 2;
+	io = load(&l, buf, n);
+	CHECK(io.bad && strstr(io.bad, "fifos"));
+	CHECK(!l.fifos);
+	io = load(&l, buf, n - 1);
+	CHECK(io.overrun);
+}
