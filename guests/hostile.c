@@ -44,6 +44,7 @@
 #include "guests/rt/idt.h"
 #include "guests/rt/rt.h"
 #include "guests/rt/smp.h"
+#include "virt/msr_policy.h"
 #include "virt/hypercall.h"
 
 #define VEC_UD 6
@@ -461,6 +462,8 @@ static uint64_t readback_expected(uint32_t msr, uint64_t val)
 		return val & 0xffffffffu;
 	case MSR_MTRR_DEF_TYPE:
 		return 0;
+	case MSR_MISC_ENABLE: /* EMON: writes ignored (clear at reset) */
+		return val & ~MISC_ENABLE_EMON;
 	default:
 		return is_perf_counter(msr) ? 0 : val;
 	}
@@ -607,7 +610,7 @@ static int mode_msr(const struct mb1_info *mbi)
 	      aux_high, amd ? "accepted, the bits dropped" : "#GP", amd ? "AMD" : "Intel");
 	check(!insane, "%u accepted writes of the MSRs sprig offers read back as written "
 	      "(SFMASK, SYSENTER_CS, TSC_AUX: 32 bits; MTRR_DEF_TYPE and the performance "
-	      "counters: 0)", writes - write_gp);
+	      "counters: 0; MISC_ENABLE: EMON as it was)", writes - write_gp);
 
 	/* Random MSR numbers: around the architectural, AMD and synthetic
 	 * ranges, and anywhere. Only the MSRs above may read. */
@@ -677,6 +680,8 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	      (read_cr0() & CR0_PG), "EFER reads 0x%lx in long mode with paging: LME and LMA, "
 	      "no SVME", efer);
 	check(rdmsr(MSR_PAT) == PAT_DEFAULT, "PAT reads 0x%lx at reset", rdmsr(MSR_PAT));
+	check(rdmsr(MSR_MISC_ENABLE) == MISC_ENABLE_RESET, "MISC_ENABLE reads 0x%lx at reset",
+	      rdmsr(MSR_MISC_ENABLE));
 
 	/* The checks both backends must make alike. */
 	expect_gp(MSR_PAT, ~0ul, "all-ones PAT");
@@ -697,7 +702,7 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	expect_gp(MSR_EFER, efer | (1ul << 1), "EFER with reserved bit 1");
 	expect_gp(MSR_EFER, efer | (1ul << 63), "EFER with reserved bit 63");
 	expect_gp(MSR_MTRRCAP, 0, "MTRRCAP (read-only)");
-	expect_gp(MSR_MISC_ENABLE, 0, "MISC_ENABLE cleared (read-only)");
+	expect_gp(MSR_MISC_ENABLE, 0, "MISC_ENABLE cleared (BTS and PEBS unavailable are read-only)");
 	/* The vendor's answer, as KVM gives it (e2e_hostile leaves these two
 	 * lines out when it compares the backends). */
 	if (vendor_amd())
@@ -718,8 +723,9 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	expect_ok(MSR_SFMASK, ~0ul, 0xffffffffu, "SFMASK all ones (bits 63:32 dropped)");
 	expect_ok(MSR_SYSENTER_CS, ~0ul, 0xffffffffu, "SYSENTER_CS all ones (bits 63:32 dropped)");
 	expect_ok(MSR_STAR, ~0ul, ~0ul, "STAR all ones");
-	expect_ok(MSR_MISC_ENABLE, MISC_ENABLE_FAST_STRINGS, MISC_ENABLE_FAST_STRINGS,
-		  "MISC_ENABLE unchanged");
+	/* As KVM keeps it: the guest's bits as written, EMON ignored. */
+	expect_ok(MSR_MISC_ENABLE, MISC_ENABLE_RESET ^ MISC_ENABLE_FAST_STRINGS ^ MISC_ENABLE_EMON,
+		  MISC_ENABLE_RESET ^ MISC_ENABLE_FAST_STRINGS, "MISC_ENABLE fast strings off, EMON");
 	expect_ok(MSR_MTRR_DEF_TYPE, 0xc06, 0, "MTRR_DEF_TYPE enabled WB (dropped)");
 	uint64_t v;
 	int vec = rdmsr_safe(MSR_APIC_BASE, &v);

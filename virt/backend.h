@@ -220,6 +220,7 @@ struct vcpu {
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	uint32_t tsc_aux;      /* the guest's TSC_AUX: RDTSCP and RDPID read it */
+	uint64_t misc_enable;  /* the guest's MSR_MISC_ENABLE (virt/msr_policy.h) */
 	uint64_t pvclock_msr;  /* MSR_KVM_SYSTEM_TIME_NEW as written (virt/pvclock.h) */
 	uint32_t pvclock_version; /* of the structure it names: odd while sprig writes it */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
