@@ -5,8 +5,10 @@
  * Modes that end with sprig stopping the VM say so.
  *   hypercall      hostile hypercall arguments: ranges outside memory, huge
  *                  and wrapping ones, zero lengths; register preservation;
- *                  then hypercall 0x100000001 (HC_EXIT with a high bit): the
- *                  VM must be stopped as an unknown hypercall
+ *                  KVM's numbers answered as KVM answers them (KVM_HC_SEND_IPI
+ *                  -KVM_ENOSYS, HC_EXIT with bit 32 set is no HC_EXIT); then
+ *                  an unknown number in sprig's range: the VM must be
+ *                  stopped as an unknown hypercall
  *   usercall       HC_PUTS and HC_EXIT from user mode (CPL 3), then SYSCALL
  *                  back to CPL 0 to report: both must be refused (HC_EPERM)
  *   msr            every MSR sprig offers, read and written with edge values,
@@ -340,11 +342,20 @@ static int mode_hypercall(const struct mb1_info *mbi)
 	      r, zero ? "yes" : "no");
 	check(hypercall_keeps_registers(), "registers kept across a hypercall");
 
-	/* An unknown number stops the VM (virt/hypercall.h): HC_EXIT with bit
-	 * 32 set must not be taken for HC_EXIT. */
-	printf("hypercall: 0x%lx, expect sprig to stop the VM\n", (1ul << 32) | HC_EXIT);
+	/* Numbers outside sprig's range get KVM's answers and the VM goes on
+	 * (virt/hypercall.h); HC_EXIT with bit 32 set is not HC_EXIT. */
+	r = hypercall(KVM_HC_SEND_IPI, 1, 0, 0, 0);
+	check(r == -KVM_ENOSYS, "KVM_HC_SEND_IPI (no PV IPI offered) returns %ld (want %d)", r,
+	      -KVM_ENOSYS);
+	r = hypercall(KVM_HC_VAPIC_POLL_IRQ, 0, 0, 0, 0);
+	check(r == 0, "KVM_HC_VAPIC_POLL_IRQ returns %ld (want 0)", r);
 	r = hypercall((1ul << 32) | HC_EXIT, 0, 0, 0, 0);
-	check(false, "hypercall 0x%lx returned %ld", (1ul << 32) | HC_EXIT, r);
+	check(r == -KVM_ENOSYS, "hypercall 0x%lx (HC_EXIT with bit 32) returns %ld (want %d)",
+	      (1ul << 32) | HC_EXIT, r, -KVM_ENOSYS);
+	/* An unknown number in sprig's range stops the VM. */
+	printf("hypercall: 0x%x, expect sprig to stop the VM\n", HC_BASE + HC_COUNT);
+	r = hypercall(HC_BASE + HC_COUNT, 0, 0, 0, 0);
+	check(false, "hypercall 0x%x returned %ld", HC_BASE + HC_COUNT, r);
 	return 1;
 }
 
