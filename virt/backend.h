@@ -22,6 +22,17 @@ struct vcpu_regs {
 	uint64_t rsp, rip, rflags;
 };
 
+/* A general register by its number in an instruction or exit qualification. */
+static inline uint64_t *vcpu_gpr(struct vcpu_regs *r, unsigned n)
+{
+	uint64_t *const by_number[16] = {
+		&r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp, &r->rsi, &r->rdi,
+		&r->r8,  &r->r9,  &r->r10, &r->r11, &r->r12, &r->r13, &r->r14, &r->r15,
+	};
+
+	return by_number[n & 15];
+}
+
 /* Why the guest stopped running, decoded. */
 enum vexit_kind {
 	VEXIT_NPF,        /* nested page fault / EPT violation */
@@ -239,3 +250,7 @@ extern const struct virt_backend *backend;
  * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither
  * the VMCB nor the VMCS holds it. */
 void msr_load_tsc_aux(const struct vcpu *v);
+
+/* virt/cpuid.c, for the backends: the CR4 bits v's CPUID allows
+ * (cpuid_guest_cr4_allowed); a MOV to CR4 setting any other raises #GP. */
+uint64_t vcpu_cr4_allowed(struct vcpu *v);
