@@ -5,8 +5,10 @@
  * Modes that end with sprig stopping the VM say so.
  *   hypercall      hostile hypercall arguments: ranges outside memory, huge
  *                  and wrapping ones, zero lengths; register preservation;
- *                  then hypercall 0x100000001 (HC_EXIT with a high bit): the
- *                  VM must be stopped as an unknown hypercall
+ *                  KVM's numbers answered as KVM answers them (KVM_HC_SEND_IPI
+ *                  -KVM_ENOSYS, HC_EXIT with bit 32 set is no HC_EXIT); then
+ *                  an unknown number in sprig's range: the VM must be
+ *                  stopped as an unknown hypercall
  *   usercall       HC_PUTS and HC_EXIT from user mode (CPL 3), then SYSCALL
  *                  back to CPL 0 to report: both must be refused (HC_EPERM)
  *   msr            every MSR sprig offers, read and written with edge values,
@@ -44,6 +46,7 @@
 #include "guests/rt/idt.h"
 #include "guests/rt/rt.h"
 #include "guests/rt/smp.h"
+#include "virt/msr_policy.h"
 #include "virt/hypercall.h"
 
 #define VEC_UD 6
@@ -339,11 +342,20 @@ static int mode_hypercall(const struct mb1_info *mbi)
 	      r, zero ? "yes" : "no");
 	check(hypercall_keeps_registers(), "registers kept across a hypercall");
 
-	/* An unknown number stops the VM (virt/hypercall.h): HC_EXIT with bit
-	 * 32 set must not be taken for HC_EXIT. */
-	printf("hypercall: 0x%lx, expect sprig to stop the VM\n", (1ul << 32) | HC_EXIT);
+	/* Numbers outside sprig's range get KVM's answers and the VM goes on
+	 * (virt/hypercall.h); HC_EXIT with bit 32 set is not HC_EXIT. */
+	r = hypercall(KVM_HC_SEND_IPI, 1, 0, 0, 0);
+	check(r == -KVM_ENOSYS, "KVM_HC_SEND_IPI (no PV IPI offered) returns %ld (want %d)", r,
+	      -KVM_ENOSYS);
+	r = hypercall(KVM_HC_VAPIC_POLL_IRQ, 0, 0, 0, 0);
+	check(r == 0, "KVM_HC_VAPIC_POLL_IRQ returns %ld (want 0)", r);
 	r = hypercall((1ul << 32) | HC_EXIT, 0, 0, 0, 0);
-	check(false, "hypercall 0x%lx returned %ld", (1ul << 32) | HC_EXIT, r);
+	check(r == -KVM_ENOSYS, "hypercall 0x%lx (HC_EXIT with bit 32) returns %ld (want %d)",
+	      (1ul << 32) | HC_EXIT, r, -KVM_ENOSYS);
+	/* An unknown number in sprig's range stops the VM. */
+	printf("hypercall: 0x%x, expect sprig to stop the VM\n", HC_BASE + HC_COUNT);
+	r = hypercall(HC_BASE + HC_COUNT, 0, 0, 0, 0);
+	check(false, "hypercall 0x%x returned %ld", HC_BASE + HC_COUNT, r);
 	return 1;
 }
 
@@ -461,6 +473,8 @@ static uint64_t readback_expected(uint32_t msr, uint64_t val)
 		return val & 0xffffffffu;
 	case MSR_MTRR_DEF_TYPE:
 		return 0;
+	case MSR_MISC_ENABLE: /* EMON: writes ignored (clear at reset) */
+		return val & ~MISC_ENABLE_EMON;
 	default:
 		return is_perf_counter(msr) ? 0 : val;
 	}
@@ -607,7 +621,7 @@ static int mode_msr(const struct mb1_info *mbi)
 	      aux_high, amd ? "accepted, the bits dropped" : "#GP", amd ? "AMD" : "Intel");
 	check(!insane, "%u accepted writes of the MSRs sprig offers read back as written "
 	      "(SFMASK, SYSENTER_CS, TSC_AUX: 32 bits; MTRR_DEF_TYPE and the performance "
-	      "counters: 0)", writes - write_gp);
+	      "counters: 0; MISC_ENABLE: EMON as it was)", writes - write_gp);
 
 	/* Random MSR numbers: around the architectural, AMD and synthetic
 	 * ranges, and anywhere. Only the MSRs above may read. */
@@ -677,6 +691,8 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	      (read_cr0() & CR0_PG), "EFER reads 0x%lx in long mode with paging: LME and LMA, "
 	      "no SVME", efer);
 	check(rdmsr(MSR_PAT) == PAT_DEFAULT, "PAT reads 0x%lx at reset", rdmsr(MSR_PAT));
+	check(rdmsr(MSR_MISC_ENABLE) == MISC_ENABLE_RESET, "MISC_ENABLE reads 0x%lx at reset",
+	      rdmsr(MSR_MISC_ENABLE));
 
 	/* The checks both backends must make alike. */
 	expect_gp(MSR_PAT, ~0ul, "all-ones PAT");
@@ -697,7 +713,7 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	expect_gp(MSR_EFER, efer | (1ul << 1), "EFER with reserved bit 1");
 	expect_gp(MSR_EFER, efer | (1ul << 63), "EFER with reserved bit 63");
 	expect_gp(MSR_MTRRCAP, 0, "MTRRCAP (read-only)");
-	expect_gp(MSR_MISC_ENABLE, 0, "MISC_ENABLE cleared (read-only)");
+	expect_gp(MSR_MISC_ENABLE, 0, "MISC_ENABLE cleared (BTS and PEBS unavailable are read-only)");
 	/* The vendor's answer, as KVM gives it (e2e_hostile leaves these two
 	 * lines out when it compares the backends). */
 	if (vendor_amd())
@@ -718,8 +734,9 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	expect_ok(MSR_SFMASK, ~0ul, 0xffffffffu, "SFMASK all ones (bits 63:32 dropped)");
 	expect_ok(MSR_SYSENTER_CS, ~0ul, 0xffffffffu, "SYSENTER_CS all ones (bits 63:32 dropped)");
 	expect_ok(MSR_STAR, ~0ul, ~0ul, "STAR all ones");
-	expect_ok(MSR_MISC_ENABLE, MISC_ENABLE_FAST_STRINGS, MISC_ENABLE_FAST_STRINGS,
-		  "MISC_ENABLE unchanged");
+	/* As KVM keeps it: the guest's bits as written, EMON ignored. */
+	expect_ok(MSR_MISC_ENABLE, MISC_ENABLE_RESET ^ MISC_ENABLE_FAST_STRINGS ^ MISC_ENABLE_EMON,
+		  MISC_ENABLE_RESET ^ MISC_ENABLE_FAST_STRINGS, "MISC_ENABLE fast strings off, EMON");
 	expect_ok(MSR_MTRR_DEF_TYPE, 0xc06, 0, "MTRR_DEF_TYPE enabled WB (dropped)");
 	uint64_t v;
 	int vec = rdmsr_safe(MSR_APIC_BASE, &v);

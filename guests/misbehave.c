@@ -4,7 +4,8 @@
  *   ud       the same with ud2
  *   outside  write to guest-physical 0xc0000000, beyond the guest's memory;
  *            bare QEMU drops the write, and the guest exits with 2
- *   badcall  hypercall 0x7777 under sprig (exit 4 if it returns); bare, exit 3
+ *   badcall  hypercall HC_BASE + 0x7777, in sprig's range but none of its
+ *            calls, under sprig (exit 4 if it returns); bare, exit 3
  *   spin     cli; jmp . for ever
  *   hlt      cli; hlt: halted for good (bare QEMU never wakes it either)
  *   io       read port 0x1234, write port 0x5678, print the value read, exit 0
@@ -14,9 +15,10 @@
  * print the modes and exit 1. */
 #include "guests/rt/lapic.h"
 #include "guests/rt/rt.h"
+#include "virt/hypercall.h"
 
 #define OUTSIDE_GPA 0xc0000000ul
-#define BAD_HYPERCALL 0x7777
+#define BAD_HYPERCALL (HC_BASE + 0x7777)
 #define UNBACKED_IN_PORT 0x1234
 #define UNBACKED_OUT_PORT 0x5678
 #define EXIT_SURVIVED_TRIPLE_FAULT 5

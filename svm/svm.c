@@ -160,6 +160,8 @@ static int svm_vcpu_create(struct vcpu *v)
 			     INTERCEPT_MWAIT_CONDITIONAL | INTERCEPT_XSETBV;
 	/* A machine check in the guest is the host's to report (APM 15.12). */
 	c->intercept_exceptions = 1u << VEC_MACHINE_CHECK;
+	/* CR4 only takes bits the guest's CPUID offers (svm/cr.c). */
+	c->intercept_cr = INTERCEPT_CR4_WRITE;
 	c->iopm_base_pa = iopm_pa;
 	c->msrpm_base_pa = msrpm_pa;
 	/* The guest's IF masks only virtual interrupts; physical ones exit. */
@@ -210,6 +212,9 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 			e->npf.insn_bytes_len = c->insn_len;
 			memcpy(e->npf.insn_bytes, c->insn_bytes, c->insn_len);
 		}
+		break;
+	case SVM_EXIT_WRITE_CR4:
+		e->kind = VEXIT_BACKEND; /* svm_finish_exit: may fetch the instruction */
 		break;
 	case SVM_EXIT_VINTR:
 		/* The window the virtual interrupt request waited for is open. */
@@ -309,14 +314,22 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 	}
 }
 
-/* The one exit decode_exit leaves for after the entry window
- * (VEXIT_BACKEND): a reserved-bit NPF. sprig's own tables are at fault and
- * refaulting would loop; the walk names the entry. */
+static void svm_inject_exception(struct vcpu *v, unsigned vector);
+
+/* The exits decode_exit leaves for after the entry window (VEXIT_BACKEND):
+ * a MOV to CR4, and a reserved-bit NPF (sprig's own tables are at fault and
+ * refaulting would loop; the walk names the entry). */
 static void svm_finish_exit(struct vcpu *v, struct vexit *e)
 {
 	uint64_t sptes[TDP_ROOT_LEVEL + 1];
-	int last = tdp_get_walk(v->mmu, e->info2, sptes);
+	int last;
 
+	if (e->code == SVM_EXIT_WRITE_CR4) {
+		if (!svm_write_cr4_exit(v, e))
+			svm_inject_exception(v, X86_VEC_GP);
+		return;
+	}
+	last = tdp_get_walk(v->mmu, e->info2, sptes);
 	e->kind = VEXIT_FAILED;
 	npt_describe_reserved(sptes, last, e->info2, &cpuinfo, e->text, sizeof(e->text));
 }

@@ -43,6 +43,9 @@ void svm_prepare_events(struct vcpu *v);
 /* After an exit, before it is decoded: whether the intercepted IRET ran,
  * and the guest's RFLAGS without the step's TF. */
 void svm_complete_events(struct vcpu *v);
+/* cr.c: an intercepted MOV to CR4, after the entry window: false when the
+ * write raises #GP (nothing changed); e->kind says the rest. */
+bool svm_write_cr4_exit(struct vcpu *v, struct vexit *e);
 /* Exits: the IRET intercept, and the single step's #DB. */
 void svm_iret_exit(struct svm_vcpu *sv);
 void svm_step_trap(struct vcpu *v);

@@ -93,6 +93,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.cr2) == 0x640, "VMCB layout"
 _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layout");
 
 /* intercept_misc1 */
+#define INTERCEPT_CR4_WRITE (1u << 20) /* intercept_cr: writes from bit 16 */
 #define INTERCEPT_INTR (1u << 0)
 #define INTERCEPT_NMI (1u << 1)
 #define INTERCEPT_SMI (1u << 2)
@@ -131,6 +132,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define TLB_CONTROL_FLUSH_ASID 3
 
 /* Exit codes. */
+#define SVM_EXIT_WRITE_CR4 0x014
 #define SVM_EXIT_EXCP_BASE 0x040
 #define SVM_EXIT_INTR 0x060
 #define SVM_EXIT_NMI 0x061

@@ -42,7 +42,7 @@ KEEPERS = 2
 HOSTILE_MEM = 8         # MiB
 # The hostile modes the BSP runs first, and how each ends the VM (None: exit 0).
 MAINS = {None: None, "cpuid": None, "msr": None, "msr-policy": None, "ports": None,
-         "modes": "triple fault", "hypercall": "unknown hypercall 0x100000001"}
+         "modes": "triple fault", "hypercall": "unknown hypercall 0x5350000a"}
 MACHINES = {
     # host CPUs, vCPUs of a hostile VM, its steps per vCPU, `vm run` timeouts,
     # a step's limit (s), host CPU lists (None: sprig's default), main modes

@@ -22,6 +22,17 @@ struct vcpu_regs {
 	uint64_t rsp, rip, rflags;
 };
 
+/* A general register by its number in an instruction or exit qualification. */
+static inline uint64_t *vcpu_gpr(struct vcpu_regs *r, unsigned n)
+{
+	uint64_t *const by_number[16] = {
+		&r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp, &r->rsi, &r->rdi,
+		&r->r8,  &r->r9,  &r->r10, &r->r11, &r->r12, &r->r13, &r->r14, &r->r15,
+	};
+
+	return by_number[n & 15];
+}
+
 /* Why the guest stopped running, decoded. */
 enum vexit_kind {
 	VEXIT_NPF,        /* nested page fault / EPT violation */
@@ -220,6 +231,7 @@ struct vcpu {
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	uint32_t tsc_aux;      /* the guest's TSC_AUX: RDTSCP and RDPID read it */
+	uint64_t misc_enable;  /* the guest's MSR_MISC_ENABLE (virt/msr_policy.h) */
 	uint64_t pvclock_msr;  /* MSR_KVM_SYSTEM_TIME_NEW as written (virt/pvclock.h) */
 	uint32_t pvclock_version; /* of the structure it names: odd while sprig writes it */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
@@ -241,3 +253,7 @@ void msr_load_tsc_aux(const struct vcpu *v);
 /* A restored vCPU's paravirtual clock: its structure written anew for this
  * machine's TSC rate, when the guest enabled it (virt/msr.c). */
 void msr_pvclock_resume(struct vcpu *v);
+
+/* virt/cpuid.c, for the backends: the CR4 bits v's CPUID allows
+ * (cpuid_guest_cr4_allowed); a MOV to CR4 setting any other raises #GP. */
+uint64_t vcpu_cr4_allowed(struct vcpu *v);

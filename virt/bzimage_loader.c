@@ -10,7 +10,6 @@
 /* Setup header fields: offsets in the image and in boot_params alike. */
 #define HDR_START 0x1f1
 #define HDR_SETUP_SECTS 0x1f1
-#define HDR_SYSSIZE 0x1f4
 #define HDR_BOOT_FLAG 0x1fe
 #define HDR_JUMP 0x200 /* a short jump: its offset byte ends the header */
 #define HDR_MAGIC 0x202
@@ -119,7 +118,7 @@ static int plan(const struct bzimage_boot *b, struct bz_plan *p, char *err, size
 {
 	const uint8_t *img = b->image;
 	unsigned version;
-	uint64_t setup_sects, syssize;
+	uint64_t setup_sects;
 
 	memset(p, 0, sizeof(*p));
 	if (!bzimage_detect(b->image, b->size))
@@ -146,12 +145,10 @@ static int plan(const struct bzimage_boot *b, struct bz_plan *p, char *err, size
 	if (!(img[HDR_LOADFLAGS] & LOADED_HIGH))
 		return refuse(err, errlen, "bzImage: a zImage loaded below 1 MiB (no LOADED_HIGH); "
 			      "not supported");
+	/* The protected-mode kernel is the rest of the file, as GRUB and QEMU
+	 * take it: syssize is in 16-byte units and build tools round it up
+	 * past the file's end, so it is not a length to check against. */
 	p->kernel_size = b->size - p->setup_size;
-	syssize = (uint64_t)rd32(img + HDR_SYSSIZE) * 16;
-	if (syssize > p->kernel_size)
-		return refuse(err, errlen, "bzImage: truncated (the header says %llu bytes of "
-			      "kernel, the file holds %llu)", (unsigned long long)syssize,
-			      (unsigned long long)p->kernel_size);
 	p->cmdline_len = b->cmdline ? strlen(b->cmdline) : 0;
 	if (p->cmdline_len > rd32(img + HDR_CMDLINE_SIZE))
 		return refuse(err, errlen, "bzImage: command line of %llu bytes; the kernel takes "

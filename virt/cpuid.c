@@ -20,9 +20,10 @@ static void host_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, struct cpuid_
 	*out = (struct cpuid_leaf){ r.eax, r.ebx, r.ecx, r.edx };
 }
 
-bool emulate_cpuid(struct vcpu *v)
+/* The CPU and the vCPU as the CPUID policy sees them. */
+static struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
 {
-	struct cpuid_host h = {
+	return (struct cpuid_host){
 		.raw = host_cpuid,
 		.ctx = NULL,
 		.tsc_khz = tsc_khz(),
@@ -34,6 +35,18 @@ bool emulate_cpuid(struct vcpu *v)
 		.vcpu_count = v->vm->nr_vcpus,
 		.hv_signature = SPRIG_CPUID_SIGNATURE,
 	};
+}
+
+uint64_t vcpu_cr4_allowed(struct vcpu *v)
+{
+	struct cpuid_host h = vcpu_cpuid_host(v);
+
+	return cpuid_guest_cr4_allowed(&h);
+}
+
+bool emulate_cpuid(struct vcpu *v)
+{
+	struct cpuid_host h = vcpu_cpuid_host(v);
 	struct cpuid_leaf r;
 
 	cpuid_guest(&h, (uint32_t)v->regs.rax, (uint32_t)v->regs.rcx, &r);

@@ -1,5 +1,6 @@
 /* The guest's CPUID computed from the host's (cpuid_policy.h). */
 #include "virt/cpuid_policy.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "lib/string.h"
 #include "virt/pvclock.h"
@@ -416,6 +417,43 @@ static unsigned bits_for(unsigned count)
 	while ((1u << b) < count)
 		b++;
 	return b;
+}
+
+uint64_t cpuid_guest_cr4_allowed(const struct cpuid_host *h)
+{
+	struct cpuid_leaf l1, l7, l7_1;
+	uint64_t cr4 = CR4_BASE_BITS;
+
+	cpuid_guest(h, 1, 0, &l1);
+	cpuid_guest(h, 7, 0, &l7);
+	cpuid_guest(h, 7, 1, &l7_1);
+	cr4 |= (l1.ecx & CPUID_1_ECX_PCID ? CR4_PCIDE : 0) |
+	       (l1.ecx & CPUID_1_ECX_XSAVE ? CR4_OSXSAVE : 0) |
+	       (l1.ecx & CPUID_1_ECX_VMX ? CR4_VMXE : 0) |
+	       (l7.ebx & CPUID_7_EBX_FSGSBASE ? CR4_FSGSBASE : 0) |
+	       (l7.ebx & CPUID_7_EBX_SMEP ? CR4_SMEP : 0) |
+	       (l7.ebx & CPUID_7_EBX_SMAP ? CR4_SMAP : 0) |
+	       (l7.ecx & CPUID_7_ECX_UMIP ? CR4_UMIP : 0) |
+	       (l7.ecx & CPUID_7_ECX_PKU ? CR4_PKE : 0) |
+	       (l7.ecx & CPUID_7_ECX_LA57 ? CR4_LA57 : 0) |
+	       (l7.ecx & CPUID_7_ECX_PKS ? CR4_PKS : 0) |
+	       ((l7.ecx & CPUID_7_ECX_CET_SS) || (l7.edx & CPUID_7_EDX_CET_IBT) ? CR4_CET : 0) |
+	       (l7_1.eax & CPUID_7_1_EAX_LAM ? CR4_LAM_SUP : 0);
+	return cr4;
+}
+
+bool cpuid_cr4_write_ok(uint64_t allowed, uint64_t old, uint64_t cr4, uint64_t efer,
+			uint64_t cr3)
+{
+	bool long_mode = efer & EFER_LMA;
+
+	if (cr4 & ~allowed)
+		return false;
+	if (long_mode && (!(cr4 & CR4_PAE) || ((cr4 ^ old) & CR4_LA57)))
+		return false;
+	if ((cr4 & CR4_PCIDE) && !(old & CR4_PCIDE) && (!long_mode || (cr3 & 0xfff)))
+		return false;
+	return true;
 }
 
 void cpuid_guest(const struct cpuid_host *h, uint32_t leaf, uint32_t subleaf,

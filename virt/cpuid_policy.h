@@ -64,6 +64,18 @@ struct cpuid_host {
 void cpuid_guest(const struct cpuid_host *h, uint32_t leaf, uint32_t subleaf,
 		 struct cpuid_leaf *out);
 
+/* The CR4 bits the guest's CPUID allows (KVM's __cr4_reserved_bits): the
+ * base bits of every x86-64 CPU and each feature's bit where its CPUID bit
+ * is offered; any other bit set by a MOV to CR4 raises #GP. */
+uint64_t cpuid_guest_cr4_allowed(const struct cpuid_host *h);
+
+/* A guest's MOV to CR4 of cr4 over old, with its EFER and CR3: true if the
+ * CPU takes it (SDM vol. 3A 2.5 and 4.10.1, KVM's kvm_set_cr4): only allowed
+ * bits, PAE kept and LA57 unchanged in long mode, PCIDE set only in long
+ * mode with CR3[11:0] = 0. */
+bool cpuid_cr4_write_ok(uint64_t allowed, uint64_t old, uint64_t cr4, uint64_t efer,
+			uint64_t cr3);
+
 /* Feature bits the policy and its tests name (SDM vol. 2A table 3-8 ff.,
  * APM vol. 3 appendix E). */
 #define CPUID_BIT(n) (1u << (n))

@@ -117,28 +117,61 @@ static uint64_t hc_lost_ranges(struct vcpu *v, uint64_t gpa, uint64_t max)
 	return ret;
 }
 
+/* A number outside sprig's range: KVM's answer to a guest it advertised no
+ * paravirtual feature to (kvm_emulate_hypercall). */
+static uint64_t kvm_hypercall(uint64_t nr)
+{
+	switch (nr) {
+	case KVM_HC_VAPIC_POLL_IRQ:
+		return 0;
+	case KVM_HC_CLOCK_PAIRING: /* sprig's clock is no host clocksource to pair */
+		return (uint64_t)-KVM_EOPNOTSUPP;
+	default:
+		return (uint64_t)-KVM_ENOSYS;
+	}
+}
+
+/* RAX as the result; outside 64-bit mode its low 32 bits, as KVM writes it. */
+static void hypercall_return(struct vcpu_regs *r, uint64_t ret, bool wide)
+{
+	r->rax = wide ? ret : (uint32_t)ret;
+}
+
 bool emulate_hypercall(struct vcpu *v)
 {
 	struct vm *vm = v->vm;
 	struct vcpu_regs *r = &v->regs;
-	uint64_t ret;
+	struct guest_mode m;
+	uint64_t ret, nr = r->rax, a0 = r->rbx, a1 = r->rcx;
+	bool wide;
 
 	v->stats.hypercalls++;
+	backend->guest_mode(v, &m);
+	wide = m.code_bits == 64;
+	if (!wide) {
+		nr = (uint32_t)nr;
+		a0 = (uint32_t)a0;
+		a1 = (uint32_t)a1;
+	}
 	/* As KVM: the guest's user programs may not exit it or give its
 	 * memory away; they get an error and nothing happens. */
 	if (backend->guest_cpl(v) != 0) {
-		r->rax = (uint64_t)HC_EPERM;
+		hypercall_return(r, (uint64_t)HC_EPERM, wide);
 		return true;
 	}
-	switch (r->rax) {
+	if (nr - HC_BASE >= HC_RANGE) {
+		hypercall_return(r, kvm_hypercall(nr), wide);
+		return true;
+	}
+	switch (nr) {
 	case HC_VERSION:
 		ret = HC_ABI_VERSION;
 		break;
 	case HC_EXIT:
-		vm_exit(vm, (int)r->rbx);
+		vm_exit(vm, (int)a0);
 		return true;
 	case HC_BALLOON_RELEASE:
-		ret = hc_balloon_release(vm, r->rbx, r->rcx);
+		ret = hc_balloon_release(vm, a0, a1);
 		break;
 	case HC_TSC_KHZ:
 		ret = tsc_khz();
@@ -147,10 +180,10 @@ bool emulate_hypercall(struct vcpu *v)
 		ret = tsc_to_ns(rdtsc() - vm->created_tsc);
 		break;
 	case HC_PUTS:
-		ret = hc_puts(v, r->rbx, r->rcx);
+		ret = hc_puts(v, a0, a1);
 		break;
 	case HC_LOST_RANGES:
-		ret = hc_lost_ranges(v, r->rbx, r->rcx);
+		ret = hc_lost_ranges(v, a0, a1);
 		break;
 	case HC_SNAPSHOT_POINT:
 		vm_pause(vm, "snapshot point");
@@ -166,12 +199,12 @@ bool emulate_hypercall(struct vcpu *v)
 		ret = 0; /* the clones' value; vm_clone gives the parent its own */
 		break;
 	case HC_ARGS:
-		ret = hc_args(vm, r->rbx, r->rcx);
+		ret = hc_args(vm, a0, a1);
 		break;
 	default:
-		vm_fail(vm, "unknown hypercall 0x%llx", (unsigned long long)r->rax);
+		vm_fail(vm, "unknown hypercall 0x%llx (sprig's range)", (unsigned long long)nr);
 		return false;
 	}
-	r->rax = ret;
+	hypercall_return(r, ret, wide);
 	return true;
 }

@@ -61,8 +61,8 @@ void msr_load_tsc_aux(const struct vcpu *v)
 	cpu_tsc_aux[cpu].val = v->tsc_aux;
 }
 
-/* The MSR_HOME_VIRT MSRs: the TSC through its offset, the vCPU's TSC_AUX and
- * pvclock MSRs, the policy's fixed values. */
+/* The MSR_HOME_VIRT MSRs: the TSC through its offset, the vCPU's TSC_AUX,
+ * MISC_ENABLE and pvclock MSRs, the policy's fixed values. */
 static bool virt_msr_read(const struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	switch (msr) {
@@ -72,6 +72,9 @@ static bool virt_msr_read(const struct vcpu *v, uint32_t msr, uint64_t *val)
 	case MSR_TSC_AUX:
 		*val = v->tsc_aux;
 		return cpu_has_tsc_aux();
+	case MSR_MISC_ENABLE:
+		*val = v->misc_enable;
+		return true;
 	case MSR_KVM_SYSTEM_TIME_NEW:
 		*val = v->pvclock_msr;
 		return true;
@@ -214,6 +217,7 @@ bool emulate_wrmsr(struct vcpu *v)
 		.va_bits = cpuinfo.va_bits, /* the guest's CPUID passes LA57 through */
 		.tsc_aux = cpu_has_tsc_aux(),
 		.intel = cpuinfo.is_intel,
+		.misc_enable = v->misc_enable,
 	};
 	const char *why;
 
@@ -245,6 +249,8 @@ bool emulate_wrmsr(struct vcpu *v)
 		v->tsc_offset = (int64_t)(store - rdtsc());
 	} else if (msr == MSR_TSC_AUX) {
 		v->tsc_aux = (uint32_t)store; /* loaded at the next entry */
+	} else if (msr == MSR_MISC_ENABLE) {
+		v->misc_enable = store;
 	} else if (msr == MSR_KVM_SYSTEM_TIME_NEW || msr == MSR_KVM_WALL_CLOCK_NEW) {
 		pvclock_msr_write(v, msr, store);
 	}

@@ -61,9 +61,6 @@ bool msr_fixed_value(uint32_t msr, uint64_t *val)
 		return true;
 	}
 	switch (msr) {
-	case MSR_MISC_ENABLE:
-		*val = MISC_ENABLE_FAST_STRINGS;
-		return true;
 	case MSR_MTRRCAP:       /* no fixed-range or variable MTRRs to program */
 	case MSR_MTRR_DEF_TYPE: /* MTRRs disabled: guest memory is write-back */
 	case MSR_K8_INT_PENDING_MSG: /* no C1E and no SMI on CMP halt */
@@ -131,6 +128,12 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 		*store = val & LOW32;
 		break;
 	case MSR_MISC_ENABLE:
+		/* kvm_set_msr_common: no vPMU, so BTS and PEBS stay
+		 * unavailable and EMON reads as it was. */
+		if ((val ^ g->misc_enable) & (MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL))
+			why = "MISC_ENABLE's BTS_UNAVAIL or PEBS_UNAVAIL changed";
+		*store = (val & ~MISC_ENABLE_EMON) | (g->misc_enable & MISC_ENABLE_EMON);
+		break;
 	case MSR_K8_INT_PENDING_MSG:
 	case MSR_MTRRCAP: {
 		uint64_t cur = 0;

@@ -16,8 +16,11 @@
  *   STAR               any value
  *   SFMASK SYSENTER_CS any value; bits 63:32 read as zero (writes ignored)
  *   TSC                any value: moves this guest's TSC only
- *   MISC_ENABLE        reads FAST_STRINGS; read-only (a write of that value
- *                      is accepted)
+ *   MISC_ENABLE        the vCPU's own value, as KVM keeps it without a vPMU:
+ *                      starts as MISC_ENABLE_RESET; BTS_UNAVAIL and
+ *                      PEBS_UNAVAIL may not change (#GP), EMON stays as it
+ *                      is (writes ignored), every other bit is kept as
+ *                      written
  *   MTRRCAP            reads 0 (no fixed or variable MTRRs); read-only
  *   MTRR_DEF_TYPE      reads 0; writes with valid types and no reserved bits
  *                      are accepted and dropped (guest memory is write-back)
@@ -41,6 +44,7 @@
  *                      the vCPU's local APIC (dev/lapic.c), which checks
  *                      them by the SDM's rules */
 #pragma once
+#include "arch/x86/msr.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,7 +65,14 @@ struct msr_guest {
 	unsigned va_bits; /* linear-address width of the canonical checks: 48 or 57 */
 	bool tsc_aux;     /* CPUID has RDTSCP or RDPID: TSC_AUX exists */
 	bool intel;       /* an Intel CPU: TSC_AUX bits 63:32 are reserved */
+	uint64_t misc_enable; /* MISC_ENABLE now */
 };
+
+/* MISC_ENABLE at power-on: KVM's without a vPMU (no branch trace store, no
+ * PEBS), with fast strings on, as a BIOS leaves them (Linux on Intel turns
+ * REP_GOOD and ERMS off without it). */
+#define MISC_ENABLE_RESET \
+	(MISC_ENABLE_FAST_STRINGS | MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL)
 
 enum msr_home msr_home(uint32_t msr);
 
@@ -71,7 +82,7 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 			    uint64_t *store);
 
 /* What RDMSR returns for a MSR_HOME_VIRT MSR with a fixed value (all but the
- * TSC, TSC_AUX and the pvclock MSRs); false for the others. */
+ * TSC, TSC_AUX, MISC_ENABLE and the pvclock MSRs); false for the others. */
 bool msr_fixed_value(uint32_t msr, uint64_t *val);
 
 

@@ -15,6 +15,7 @@
 #include "virt/fpu.h"
 #include "virt/bzimage_loader.h"
 #include "virt/mb1_loader.h"
+#include "virt/msr_policy.h"
 #include "virt/sched.h"
 #include "virt/vcpu_run.h"
 #include "virt/vcpu_state.h"
@@ -222,6 +223,7 @@ static int vm_add_vcpus(struct vm *vm, unsigned n)
 		/* The guest's TSC starts near zero, as on a machine that just
 		 * booted (a restored vCPU state sets its own). */
 		v->tsc_offset = -(int64_t)vm->created_tsc;
+		v->misc_enable = MISC_ENABLE_RESET;
 		lapic_init(&v->apic, &vm->apic_bus, i, i == 0, tsc_khz());
 		if (fpu_vcpu_init(v) || backend->vcpu_create(v))
 			return -1;

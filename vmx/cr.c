@@ -115,18 +115,6 @@ static bool guest_write_cr4(struct vcpu *v, struct vmx_vcpu *a, uint64_t cr4)
 	return set_paging_state(v, a, guest_cr0(), vmcs_read(VMCS_GUEST_CR3), cr4, efer);
 }
 
-/* A general register by its number in an exit qualification. */
-static uint64_t *guest_gpr(struct vcpu *v, unsigned n)
-{
-	struct vcpu_regs *r = &v->regs;
-	uint64_t *const by_number[16] = {
-		&r->rax, &r->rcx, &r->rdx, &r->rbx, &r->rsp, &r->rbp, &r->rsi, &r->rdi,
-		&r->r8,  &r->r9,  &r->r10, &r->r11, &r->r12, &r->r13, &r->r14, &r->r15,
-	};
-
-	return by_number[n & 15];
-}
-
 /* MOV to or from a control register that exited: a host-owned CR0/CR4 bit
  * changed, CR8 (the APIC's TPR), or CR3 where the CPU cannot stop it exiting.
  * After the entry window (vmx_finish_exit): PAE paging's PDPTEs are read
@@ -134,7 +122,7 @@ static uint64_t *guest_gpr(struct vcpu *v, unsigned n)
 void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, struct vexit *e)
 {
 	unsigned cr = CR_QUAL_CR(qual), type = CR_QUAL_TYPE(qual);
-	uint64_t *gpr = guest_gpr(v, CR_QUAL_GPR(qual));
+	uint64_t *gpr = vcpu_gpr(&v->regs, CR_QUAL_GPR(qual));
 	bool ok;
 
 	e->kind = VEXIT_HANDLED;

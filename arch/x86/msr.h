@@ -55,7 +55,10 @@
 #define EFER_NXE (1 << 11)
 #define EFER_SVME (1 << 12)
 
-#define MISC_ENABLE_FAST_STRINGS 1
+#define MISC_ENABLE_FAST_STRINGS (1ull << 0)
+#define MISC_ENABLE_EMON (1ull << 7)          /* performance monitoring available */
+#define MISC_ENABLE_BTS_UNAVAIL (1ull << 11)
+#define MISC_ENABLE_PEBS_UNAVAIL (1ull << 12)
 
 /* PAT memory types; 2, 3 and 8 and up are reserved. */
 #define PAT_UC 0

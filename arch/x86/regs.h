@@ -29,6 +29,9 @@
 #define CR4_SMEP (1ull << 20)
 #define CR4_SMAP (1ull << 21)
 #define CR4_PKE (1ull << 22)
+#define CR4_CET (1ull << 23)
+#define CR4_PKS (1ull << 24)
+#define CR4_LAM_SUP (1ull << 28)
 /* VME PVI TSD DE PSE PAE MCE PGE PCE OSFXSR OSXMMEXCPT: every x86-64 CPU. */
 #define CR4_BASE_BITS 0x7ffull
 

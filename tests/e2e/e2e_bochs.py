@@ -30,7 +30,7 @@ MATCHING = [
 # "triple" and "spin" to QEMU.
 FAILING = [
     ("triple", "triple", "", "vm triple stopped: triple fault"),
-    ("badcall", "badcall", "", "vm badcall stopped: unknown hypercall 0x7777"),
+    ("badcall", "badcall", "", "vm badcall stopped: unknown hypercall 0x53507777"),
     ("spin", "spin", "timeout=1", "vm spin stopped: timeout"),
 ]
 

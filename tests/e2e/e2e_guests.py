@@ -96,7 +96,7 @@ def qemu_guests(check):
               "vm strict stopped: write outside guest memory at gpa 0xc0000000" in out, out)
         m.command("vm create badcall misbehave -- badcall")
         out = m.command("vm run badcall", timeout=60)
-        check("svm/bad-hypercall-reported", "vm badcall stopped: unknown hypercall 0x7777" in out,
+        check("svm/bad-hypercall-reported", "vm badcall stopped: unknown hypercall 0x53507777" in out,
               out)
         m.command("vm create spin misbehave -- spin")
         out = m.command("vm run spin timeout=1", timeout=60)

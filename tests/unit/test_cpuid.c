@@ -568,3 +568,40 @@ TEST(cpuid_topology)
 	CHECK_EQ_U64(q(&ha, 0x80000008, 0).ecx, 2 | (2 << 12));
 	CHECK_EQ_U64(q(&hi, 0x80000008, 0).ecx, 0);
 }
+
+/* The CR4 bits a MOV to CR4 may set follow the guest's CPUID, not the host's
+ * (KVM's __cr4_reserved_bits): what the policy hides is reserved. */
+TEST(cpuid_cr4_allowed)
+{
+	struct fake f = { .table = skylake_x };
+	struct cpuid_host h = host_of(&f);
+	uint32_t ecx = CPUID_7_ECX_UMIP | CPUID_7_ECX_PKU | CPUID_7_ECX_LA57 | CPUID_7_ECX_PKS |
+		       CPUID_7_ECX_CET_SS;
+	uint64_t hidden = CR4_VMXE | CR4_PKE | CR4_PKS | CR4_CET | CR4_LAM_SUP, allowed;
+
+	patch(&f, 7, 0, (struct cpuid_leaf){ 1, CPUID_7_EBX_FSGSBASE | CPUID_7_EBX_SMEP |
+						     CPUID_7_EBX_SMAP, ecx, CPUID_7_EDX_CET_IBT });
+	patch(&f, 7, 1, (struct cpuid_leaf){ CPUID_7_1_EAX_LAM, 0, 0, 0 });
+	patch(&f, 1, 0, (struct cpuid_leaf){ 0x50654, 0, CPUID_1_ECX_VMX | CPUID_1_ECX_PCID |
+							  CPUID_1_ECX_XSAVE, 0 });
+	h.xcr0_allowed &= ~(1ull << 9); /* PKRU not switched: no PKU */
+	allowed = cpuid_guest_cr4_allowed(&h);
+	CHECK_EQ_U64(allowed, CR4_BASE_BITS | CR4_PCIDE | CR4_OSXSAVE | CR4_FSGSBASE | CR4_SMEP |
+				      CR4_SMAP | CR4_UMIP | CR4_LA57);
+	CHECK(!(allowed & hidden));
+
+	/* The write rules on top (long mode: EFER.LMA, PAE on). */
+	const uint64_t lma = 1u << 10, cr4 = CR4_PAE | CR4_OSFXSR;
+	CHECK(cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_SMEP, lma, 0x1000));
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_PKE, lma, 0x1000));
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_LAM_SUP, lma, 0x1000));
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, 0xffffffff, lma, 0x1000));
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | (1ull << 32), lma, 0x1000));
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, CR4_OSFXSR, lma, 0x1000));      /* PAE off */
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_LA57, lma, 0x1000));  /* LA57 changed */
+	CHECK(cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_LA57, 0, 0x1000));     /* not in long mode */
+	CHECK(cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_PCIDE, lma, 0x1000));
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_PCIDE, lma, 0x1001)); /* PCID in CR3 */
+	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_PCIDE, 0, 0x1000));   /* not long mode */
+	CHECK(cpuid_cr4_write_ok(allowed, cr4 | CR4_PCIDE, cr4 | CR4_PCIDE, lma, 0x1001));
+}

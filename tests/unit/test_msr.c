@@ -16,6 +16,7 @@ static const struct msr_guest long_mode = {
 	.nx = true,
 	.va_bits = 48,
 	.tsc_aux = true,
+	.misc_enable = MISC_ENABLE_RESET,
 };
 
 /* Protected mode, paging off: LME may change. */
@@ -67,7 +68,7 @@ TEST(msr_homes)
 		CHECK(msr_home(none[i]) == MSR_HOME_NONE);
 		CHECK(!ok(none[i], 0, &long_mode));
 	}
-	CHECK(msr_fixed_value(MSR_MISC_ENABLE, &v) && v == MISC_ENABLE_FAST_STRINGS);
+	CHECK(!msr_fixed_value(MSR_MISC_ENABLE, &v));
 	CHECK(msr_fixed_value(MSR_MTRRCAP, &v) && v == 0);
 	CHECK(msr_fixed_value(MSR_K8_INT_PENDING_MSG, &v) && v == 0);
 	CHECK(msr_fixed_value(MSR_UCODE_REV, &v) && v == 1ull << 32);
@@ -167,11 +168,30 @@ TEST(msr_efer)
 	CHECK(ok(MSR_EFER, EFER_SCE, &g));
 }
 
+/* MISC_ENABLE as kvm_set_msr_common keeps it without a vPMU: BTS and PEBS
+ * unavailable for good, EMON as it was, the rest as written. */
+TEST(msr_misc_enable)
+{
+	struct msr_guest g = long_mode;
+	const uint64_t ro = MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL;
+
+	CHECK_EQ_U64(stored(MSR_MISC_ENABLE, MISC_ENABLE_RESET, &g), MISC_ENABLE_RESET);
+	/* kvm-unit-tests' msr: 0x400c50809 around the read-only 0x1880. */
+	CHECK_EQ_U64(stored(MSR_MISC_ENABLE, 0x400c50009ull | ro, &g), 0x400c50009ull | ro);
+	CHECK_EQ_U64(stored(MSR_MISC_ENABLE, ro, &g), ro); /* fast strings off */
+	CHECK_EQ_U64(stored(MSR_MISC_ENABLE, ~0ull, &g), ~MISC_ENABLE_EMON);
+	CHECK(!ok(MSR_MISC_ENABLE, 0, &g));
+	CHECK(!ok(MSR_MISC_ENABLE, MISC_ENABLE_FAST_STRINGS, &g));
+	CHECK(!ok(MSR_MISC_ENABLE, MISC_ENABLE_RESET & ~MISC_ENABLE_BTS_UNAVAIL, &g));
+	CHECK(!ok(MSR_MISC_ENABLE, MISC_ENABLE_RESET & ~MISC_ENABLE_PEBS_UNAVAIL, &g));
+	/* EMON reads as it was, set or clear. */
+	g.misc_enable = MISC_ENABLE_RESET | MISC_ENABLE_EMON;
+	CHECK_EQ_U64(stored(MSR_MISC_ENABLE, MISC_ENABLE_RESET, &g),
+		     MISC_ENABLE_RESET | MISC_ENABLE_EMON);
+}
+
 TEST(msr_fixed_ones)
 {
-	CHECK(ok(MSR_MISC_ENABLE, MISC_ENABLE_FAST_STRINGS, &long_mode));
-	CHECK(!ok(MSR_MISC_ENABLE, 0, &long_mode));
-	CHECK(!ok(MSR_MISC_ENABLE, ~0ull, &long_mode));
 	CHECK(!ok(MSR_MTRRCAP, 0, &long_mode));
 	CHECK(ok(MSR_K8_INT_PENDING_MSG, 0, &long_mode));
 	CHECK(ok(MSR_UCODE_REV, 0, &long_mode));
