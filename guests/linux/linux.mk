@@ -4,11 +4,19 @@
 # top-level Makefile; only run-linux and the Linux test use them, so no other
 # target fetches the kernel.
 #   build/linux/vmlinuz   the stock kernel (a bzImage)
-#   build/linux/initrd    gzip'd newc cpio: busybox, its applets' links, /init
+#   build/linux/initrd    gzip'd newc cpio: busybox, its applets' links, /init,
+#                         memsum and LINUX_INITRD_BINS in /bin
 # LINUX_INITRD_BINS: more static programs to put in the initramfs's /bin.
 
 LINUX_DIR := $(B)/linux
 LINUX_INITRD_BINS ?=
+
+# memsum (guests/linux/memsum.c): the memory and clock workload that the
+# snapshot and clone tests leave running across a pause.
+$(LINUX_DIR)/memsum: guests/linux/memsum.c
+	@mkdir -p $(@D)
+	$(HOSTCC) -std=gnu11 -static -O2 -Wall -Wextra -o $@ $<
+LINUX_INITRD_BINS += $(LINUX_DIR)/memsum
 
 # One fetch makes both (grouped: make -j must not run it twice at once).
 $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox &: guests/linux/fetch.sh
