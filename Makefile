@@ -98,9 +98,13 @@ $(B)/host/bench: $(HOST_SRCS) $(BENCH_SRCS) $(wildcard */*.h */*/*.h)
 
 # Snapshot images of a tiny guest, whole or with one field broken, for the
 # restore tests (tests/e2e/e2e_input.py); built from sprig's own headers.
-$(B)/host/mksnap: tests/e2e/mksnap.c tests/unit/flat_state.c $(wildcard */*.h */*/*.h)
+# What reads and writes a VM state's records: the checks and every device model.
+STATE_SRCS := virt/state_check.c virt/state_record.c lib/print.c lib/civil.c \
+	$(wildcard dev/lapic*.c) dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/acpi_pm.c \
+	dev/fwcfg.c dev/pci.c dev/testdev.c dev/uart16550.c
+$(B)/host/mksnap: tests/e2e/mksnap.c tests/unit/flat_state.c $(STATE_SRCS) $(wildcard */*.h */*/*.h)
 	@mkdir -p $(dir $@)
-	$(HOSTCC) $(HOST_BASE) -O1 -o $@ tests/e2e/mksnap.c tests/unit/flat_state.c
+	$(HOSTCC) $(HOST_BASE) -O1 -o $@ tests/e2e/mksnap.c tests/unit/flat_state.c tests/unit/host_env.c $(STATE_SRCS)
 
 unit: $(B)/host/unit $(B)/host/unit-tsan
 	$(B)/host/unit
@@ -161,8 +165,7 @@ FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c test
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
 FUZZ_SRCS_parse := lib/parse.c
-FUZZ_SRCS_snapshot := virt/state_check.c virt/state_record.c dev/lapic.c dev/lapic_timer.c dev/lapic_ipi.c dev/lapic_state.c \
-	svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c lib/print.c
+FUZZ_SRCS_snapshot := $(STATE_SRCS) svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c lib/print.c
 FUZZ_SRCS_bzimage := virt/bzimage_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c

@@ -1,6 +1,7 @@
 /* Power and reset control (acpi_pm.h). */
 #include "dev/acpi_pm.h"
 #include "dev/acpi_tables.h"
+#include "lib/print.h"
 #include "lib/string.h"
 
 #define RCR_RESET_CPU 0x04 /* PIIX3 reset control: bit 2 resets */
@@ -58,3 +59,38 @@ enum acpi_pm_action acpi_pm_kbd_write(uint8_t cmd)
 {
 	return cmd == KBD_CMD_RESET ? ACPI_PM_RESET : ACPI_PM_NONE;
 }
+
+/* The registers as the guest left them. A sleep request (SLP_EN) and the
+ * reset bit act at the write and are never kept: a state holding one is not
+ * one this model reaches. */
+static void acpi_pm_fields(void *model, struct field_io *io)
+{
+	struct acpi_pm *pm = model;
+
+	FIELD(io, pm->pm1_sts);
+	FIELD(io, pm->pm1_en);
+	FIELD(io, pm->pm1_cnt);
+	FIELD(io, pm->reset_control);
+}
+
+static bool acpi_pm_state_check(const void *model, const struct record_limits *lim, char *err,
+				size_t errlen)
+{
+	const struct acpi_pm *pm = model;
+
+	(void)lim;
+	if (pm->pm1_cnt & ACPI_PM1_CNT_SLP_EN) {
+		ksnprintf(err, errlen, "pm1_cnt 0x%x holds SLP_EN", pm->pm1_cnt);
+		return false;
+	}
+	if (pm->reset_control & RCR_RESET_CPU) {
+		ksnprintf(err, errlen, "reset_control 0x%x holds the reset bit", pm->reset_control);
+		return false;
+	}
+	return true;
+}
+
+const struct record_type acpi_pm_record = {
+	.id = REC_ACPI_PM, .version = 1, .name = "acpi_pm", .model_bytes = sizeof(struct acpi_pm),
+	.fields = acpi_pm_fields, .check = acpi_pm_state_check,
+};

@@ -23,6 +23,7 @@
  *     the keyboard controller is there. */
 #pragma once
 #include <stdint.h>
+#include "virt/state_record.h"
 
 #define ACPI_PM1_BYTES 8    /* PM1_STS, PM1_EN, PM1_CNT and two spare ports */
 #define KBD_STATUS_PORT 0x64 /* the 8042's status/command port */
@@ -35,6 +36,7 @@ struct acpi_pm {
 };
 
 void acpi_pm_init(struct acpi_pm *pm);
+extern const struct record_type acpi_pm_record; /* REC_ACPI_PM */
 /* PM1 registers at offset off (below ACPI_PM1_BYTES); size 1, 2 or 4. */
 uint32_t acpi_pm1_read(const struct acpi_pm *pm, unsigned off);
 enum acpi_pm_action acpi_pm1_write(struct acpi_pm *pm, unsigned off, unsigned size, uint32_t val);

@@ -103,7 +103,10 @@ struct vm_device *device_attach(struct vm_devices *t, struct bus *ports, struct 
 		return NULL;
 	}
 	d = &t->dev[t->count];
-	*d = (struct vm_device){ .name = spec->name, .model = model };
+	*d = (struct vm_device){
+		.name = spec->name, .model = model, .record = ranges ? spec->record : NULL,
+		.loaded = spec->loaded,
+	};
 	if (ranges && (!attach_spans(ports, "ports", spec->ports,
 				     sizeof(spec->ports) / sizeof(spec->ports[0]), spec->port_ops, d,
 				     err, errlen) ||

@@ -84,6 +84,9 @@ struct bus_span {
 /* How a device is wired: what platform_init registers for it. */
 struct device_spec {
 	const char *name;
+	/* Its state record and the hook after a load (struct vm_device). */
+	const struct record_type *record;
+	void (*loaded)(struct vm *vm, void *model);
 	const struct bus_ops *port_ops;
 	struct bus_span ports[4];
 	const struct bus_ops *mmio_ops;
@@ -91,8 +94,8 @@ struct device_spec {
 };
 
 /* Add a device to the table, model its state, and, when `ranges`, its spans
- * to the port and MMIO buses (a device can be in the table without ranges:
- * pc-testdev when the VM has none). NULL with the reason in err (a full
+ * to the port and MMIO buses and its record to the VM's state (a device can
+ * be in the table without ranges and state: pc-testdev when the VM has none). NULL with the reason in err (a full
  * table, a refused range and the device that holds it); the buses may then
  * hold some of its ranges, and the VM is not to be run. */
 struct vm_device *device_attach(struct vm_devices *t, struct bus *ports, struct bus *mmio,

@@ -106,8 +106,14 @@ static bool com1_write(struct vm *vm, struct vm_device *dev, uint64_t port, unsi
 	return true;
 }
 
+/* A loaded UART's line: the PIC's and the I/O APIC's records hold its level. */
+static void com1_loaded(struct vm *vm, void *model)
+{
+	vm->com1.irq_level = uart16550_irq(model);
+}
+
 static const struct bus_ops com1_ops = { .read = com1_read, .write = com1_write };
 
 const struct device_spec com1_device = {
-	.name = "com1", .port_ops = &com1_ops, .ports = { { COM1_BASE, 8 } },
+	.name = "com1", .record = &uart16550_record, .loaded = com1_loaded, .port_ops = &com1_ops, .ports = { { COM1_BASE, 8 } },
 };

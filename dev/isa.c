@@ -26,7 +26,7 @@ static bool pic_write(struct vm *vm, struct vm_device *d, uint64_t port, unsigne
 
 static const struct bus_ops pic_ops = { .read = pic_read, .write = pic_write };
 const struct device_spec pic_device = {
-	.name = "pic", .port_ops = &pic_ops,
+	.name = "pic", .record = &pic_record, .port_ops = &pic_ops,
 	.ports = { { PIC_MASTER_CMD, 2 }, { PIC_SLAVE_CMD, 2 }, { PIC_ELCR_MASTER, 2 } },
 };
 
@@ -48,7 +48,7 @@ static bool pit_write(struct vm *vm, struct vm_device *d, uint64_t port, unsigne
 
 static const struct bus_ops pit_ops = { .read = pit_read, .write = pit_write };
 const struct device_spec pit_device = {
-	.name = "pit", .port_ops = &pit_ops,
+	.name = "pit", .record = &pit_record, .port_ops = &pit_ops,
 	.ports = { { PIT_PORT_CH0, PIT_PORT_CMD - PIT_PORT_CH0 + 1 }, { PIT_PORT_61, 1 } },
 };
 
@@ -68,9 +68,18 @@ static bool rtc_write(struct vm *vm, struct vm_device *d, uint64_t port, unsigne
 	return true;
 }
 
+/* The clock reads the host's wall clock as of the restored guest TSC. */
+static void rtc_loaded(struct vm *vm, void *model)
+{
+	struct rtc *r = model;
+
+	r->unix_at_tsc0 = platform_wall_at_tsc0(vm);
+}
+
 static const struct bus_ops rtc_ops = { .read = rtc_read, .write = rtc_write };
 const struct device_spec rtc_device = {
-	.name = "rtc", .port_ops = &rtc_ops, .ports = { { RTC_PORT_INDEX, 2 } },
+	.name = "rtc", .record = &rtc_record,
+	.loaded = rtc_loaded, .port_ops = &rtc_ops, .ports = { { RTC_PORT_INDEX, 2 } },
 };
 
 /* The PM timer's four ports: a read of 0x609-0x60B has its upper bytes. */
@@ -113,7 +122,7 @@ static bool fwcfg_write(struct vm *vm, struct vm_device *d, uint64_t port, unsig
 
 static const struct bus_ops fwcfg_ops = { .read = fwcfg_read, .write = fwcfg_write };
 const struct device_spec fwcfg_device = {
-	.name = "fwcfg", .port_ops = &fwcfg_ops, .ports = { { FWCFG_PORT_SEL, 2 } },
+	.name = "fwcfg", .record = &fwcfg_record, .port_ops = &fwcfg_ops, .ports = { { FWCFG_PORT_SEL, 2 } },
 };
 
 static bool testdev_read(struct vm *vm, struct vm_device *d, uint64_t port, unsigned size,
@@ -155,7 +164,7 @@ static const struct bus_ops testdev_ops = { .read = testdev_read, .write = testd
 static const struct bus_ops testdev_mem_ops = { .read = testdev_mem_read,
 						.write = testdev_mem_write };
 const struct device_spec testdev_device = {
-	.name = "testdev", .port_ops = &testdev_ops,
+	.name = "testdev", .record = &testdev_record, .port_ops = &testdev_ops,
 	.ports = { { TESTDEV_PORT_SCRATCH, TESTDEV_PORT_BYTES + 4 - TESTDEV_PORT_SCRATCH },
 		   { TESTDEV_PORT_IRQ, TESTDEV_IRQS } },
 	.mmio_ops = &testdev_mem_ops, .mmio = { { TESTDEV_MMIO_BASE, TESTDEV_MMIO_SIZE } },
@@ -205,7 +214,7 @@ static bool acpi_pm_write(struct vm *vm, struct vm_device *d, uint64_t port, uns
 
 static const struct bus_ops acpi_pm_ops = { .read = acpi_pm_read, .write = acpi_pm_write };
 const struct device_spec acpi_pm_device = {
-	.name = "acpi_pm", .port_ops = &acpi_pm_ops,
+	.name = "acpi_pm", .record = &acpi_pm_record, .port_ops = &acpi_pm_ops,
 	.ports = { { ACPI_PM_BASE, ACPI_PM1_BYTES }, { ACPI_RESET_PORT, 1 }, { KBD_STATUS_PORT, 1 } },
 };
 

@@ -35,7 +35,7 @@ static bool ioapic_write(struct vm *vm, struct vm_device *d, uint64_t gpa, unsig
 
 static const struct bus_ops ioapic_ops = { .read = ioapic_read, .write = ioapic_write };
 static const struct device_spec ioapic_device = {
-	.name = "ioapic", .mmio_ops = &ioapic_ops, .mmio = { { IOAPIC_BASE, IOAPIC_SIZE } },
+	.name = "ioapic", .record = &ioapic_record, .mmio_ops = &ioapic_ops, .mmio = { { IOAPIC_BASE, IOAPIC_SIZE } },
 };
 
 static bool pci_read(struct vm *vm, struct vm_device *d, uint64_t port, unsigned size,
@@ -58,7 +58,7 @@ static bool pci_write(struct vm *vm, struct vm_device *d, uint64_t port, unsigne
  * control at 0xCF9 (isa.c). */
 static const struct bus_ops pci_ops = { .read = pci_read, .write = pci_write };
 static const struct device_spec pci_device = {
-	.name = "pci", .port_ops = &pci_ops,
+	.name = "pci", .record = &pci_record, .port_ops = &pci_ops,
 	.ports = { { PCI_PORT_ADDR, 1 },
 		   { ACPI_RESET_PORT + 1, PCI_PORT_DATA + 4 - (ACPI_RESET_PORT + 1) } },
 };
@@ -105,12 +105,17 @@ static int attach_devices(struct vm *vm, bool testdev, char *err, size_t errlen)
 	return 0;
 }
 
+uint64_t platform_wall_at_tsc0(struct vm *vm)
+{
+	uint64_t khz = tsc_khz();
+
+	return cmos_unix_seconds() - (khz ? vm_guest_tsc(vm) / (khz * 1000) : 0);
+}
+
 int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen)
 {
 	struct platform *p = &vm->platform;
-	uint64_t tsc = vm_guest_tsc(vm);
 	struct testdev_ops ops = { .set_irq = testdev_irq, .flush_page = testdev_flush, .ctx = vm };
-	uint64_t wall = cmos_unix_seconds();
 	paddr_t iomem = 0;
 
 	if (testdev && !(iomem = frame_alloc_zeroed(TESTDEV_IOMEM_ORDER))) {
@@ -123,8 +128,7 @@ int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen)
 	pic_init(&p->pic);
 	pit_init(&p->pit, tsc_khz());
 	/* The RTC reads the host's wall clock as of the guest's TSC now. */
-	rtc_init(&p->rtc, tsc_khz(), wall - (tsc_khz() ? tsc / (tsc_khz() * 1000) : 0),
-		 vm->mem_bytes);
+	rtc_init(&p->rtc, tsc_khz(), platform_wall_at_tsc0(vm), vm->mem_bytes);
 	pmtimer_init(&p->pmtimer, tsc_khz());
 	acpi_pm_init(&p->acpi_pm);
 	fwcfg_init_vm(&p->fwcfg, vm->mem_bytes, vm->nr_vcpus);

@@ -47,6 +47,9 @@ struct platform {
  * and register every device. 0, or -1 with the reason in err. */
 int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen);
 void platform_destroy(struct vm *vm);
+/* The host's wall clock (Unix seconds) when the VM's guest TSC read 0: the
+ * RTC's time base, at creation and after a restore. */
+uint64_t platform_wall_at_tsc0(struct vm *vm);
 /* Write the ACPI tables into guest memory (a VM that boots a kernel). */
 int platform_write_acpi(struct vm *vm);
 /* The functions below are called under the VM's lock (vm_lock). */

@@ -34,7 +34,7 @@ struct vm *vm_clone(struct vm *parent, const char *name, char *err, size_t errle
 		.args = parent->args,
 		.vcpus = parent->nr_vcpus,
 		.clone_of = parent,
-		.no_testdev = !parent->platform.testdev_on,
+		.no_testdev = !parent->platform.testdev.iomem,
 	};
 	int caller = clone_point_caller(parent);
 	struct vm *clone = NULL;

@@ -120,8 +120,8 @@ static const struct snapshot_image *module_image(const char *name, const struct 
 		return NULL;
 	}
 	if (!snapshot_header_check(h, mod->end - mod->start, why, sizeof(why)) ||
-	    !vm_state_check((const char *)h + h->state_offset, h->state_bytes, &nr_vcpus, why,
-			    sizeof(why))) {
+	    !vm_state_check((const char *)h + h->state_offset, h->state_bytes, h->mem_bytes,
+			    &nr_vcpus, why, sizeof(why))) {
 		ksnprintf(err, errlen, "module '%s': %s", name, why);
 		return NULL;
 	}

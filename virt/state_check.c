@@ -1,6 +1,17 @@
 /* Checks of snapshot images and vCPU states (state_check.h). */
 #include "virt/state_check.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
+#include "dev/acpi_pm.h"
+#include "dev/fwcfg.h"
+#include "dev/ioapic.h"
+#include "dev/pci.h"
+#include "dev/pic.h"
+#include "dev/pit.h"
+#include "dev/rtc.h"
+#include "dev/testdev.h"
+#include "dev/uart16550.h"
+#include "virt/msr_policy.h"
 #include "lib/print.h"
 #include "lib/string.h"
 
@@ -230,6 +241,11 @@ static bool msrs_check(const void *model, const struct record_limits *lim, char 
 	const struct vcpu_msrs *m = model;
 
 	(void)lim;
+	if ((m->misc_enable ^ MISC_ENABLE_RESET) & (MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL)) {
+		ksnprintf(err, errlen, "misc_enable 0x%llx changes BTS/PEBS_UNAVAIL",
+			  (unsigned long long)m->misc_enable);
+		return false;
+	}
 	if (m->pvclock_msr & 6) {
 		ksnprintf(err, errlen, "pvclock MSR 0x%llx: structure not 4-byte aligned",
 			  (unsigned long long)m->pvclock_msr);
@@ -245,6 +261,7 @@ static void msrs_fields(void *model, struct field_io *io)
 	FIELD(io, m->pvclock_msr);
 	FIELD(io, m->pvclock_version);
 	FIELD(io, m->tsc_aux);
+	FIELD(io, m->misc_enable);
 }
 
 const struct record_type msrs_record = {
@@ -252,43 +269,15 @@ const struct record_type msrs_record = {
 	.model_bytes = sizeof(struct vcpu_msrs), .fields = msrs_fields, .check = msrs_check,
 };
 
-/* The local APIC, staged through struct lapic_state (lapic_state_save/load). */
-static bool apic_check(const void *model, const struct record_limits *lim, char *err,
-		       size_t errlen)
-{
-	const struct lapic_state *s = model;
-
-	if (s->initial_id != lim->instance) {
-		ksnprintf(err, errlen, "APIC initial ID 0x%x, this vCPU's is 0x%x", s->initial_id,
-			  lim->instance);
-		return false;
-	}
-	/* IA32_APIC_BASE.BSP is read-only: vCPU 0's APIC alone has it. */
-	if (!(s->apic_base & LAPIC_BASE_BSP) != (lim->instance != 0)) {
-		ksnprintf(err, errlen, "APIC base 0x%llx: the BSP flag belongs to APIC ID 0 alone",
-			  (unsigned long long)s->apic_base);
-		return false;
-	}
-	return lapic_state_check(s, lim->phys_bits, err, errlen);
-}
-
-static void apic_fields(void *model, struct field_io *io)
-{
-	FIELD(io, *(struct lapic_state *)model);
-}
-
-const struct record_type lapic_state_record = {
-	.id = REC_LAPIC, .version = 1, .per_vcpu = true, .name = "lapic",
-	.model_bytes = sizeof(struct lapic_state), .fields = apic_fields, .check = apic_check,
-};
-
 /* Every record type this build reads, and which of them each vCPU has. */
 static const struct record_type *const record_types[] = {
-	&vm_record, &cpu_record, &lapic_state_record, &msrs_record,
+	&vm_record,     &cpu_record,  &lapic_record,  &msrs_record,       &ioapic_record,
+	&pic_record,    &pit_record,  &rtc_record,    &acpi_pm_record,    &fwcfg_record,
+	&pci_record,    &testdev_record, &uart16550_record,
 };
 #define RECORD_TYPES (sizeof(record_types) / sizeof(record_types[0]))
 
-static const struct record_type *record_type_of(uint32_t id)
+const struct record_type *record_type_of(uint32_t id)
 {
 	for (unsigned i = 0; i < RECORD_TYPES; i++)
 		if (record_types[i]->id == id)

@@ -33,8 +33,8 @@ bool snapshot_header_check(const void *blob, uint64_t size, char *err, size_t er
  * with a reason naming the record and the field. */
 bool vm_records_check(const void *state, uint32_t len, const struct record_limits *limits,
 		      unsigned *nr_vcpus, char *err, size_t errlen);
+/* The record type of that id this build reads, or NULL. */
+const struct record_type *record_type_of(uint32_t id);
 /* XCR0 as XSETBV accepts it (SDM vol. 1, 13.3): x87 set, AVX with SSE,
  * AVX-512 whole and with AVX, nothing outside allowed. */
 bool xcr0_valid(uint64_t xcr0, uint64_t allowed);
-/* The local APIC staged through struct lapic_state. */
-extern const struct record_type lapic_state_record;

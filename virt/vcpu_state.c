@@ -10,27 +10,13 @@
 #include "virt/state_check.h"
 
 static struct vcpu_state cpu_stage;
-static struct lapic_state apic_stage;
 
-/* The device whose state is record i of the VM's chipset: false past the last. */
-static bool vm_device_record(struct vm *vm, unsigned i, const struct record_type **t,
-			     void **model)
+/* The device of the VM's table with that record, or NULL. */
+static struct vm_device *device_of(struct vm *vm, uint32_t id)
 {
-	(void)vm;
-	(void)i;
-	(void)t;
-	(void)model;
-	return false;
-}
-
-static void *device_model(struct vm *vm, uint32_t id)
-{
-	const struct record_type *t;
-	void *model;
-
-	for (unsigned i = 0; vm_device_record(vm, i, &t, &model); i++)
-		if (t->id == id)
-			return model;
+	for (unsigned i = 0; i < vm->devices.count; i++)
+		if (vm->devices.dev[i].record && vm->devices.dev[i].record->id == id)
+			return &vm->devices.dev[i];
 	return NULL;
 }
 
@@ -68,26 +54,25 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 		.nr_vcpus = vm->nr_vcpus, .uart = vm->uart, .lost = vm->lost,
 		.pvclock_wall_msr = vm->pvclock_wall_msr,
 	};
-	const struct record_type *t;
-	void *model;
 	bool ok = record_put(buf, cap, pos, &vm_record, 0, &vs);
 
 	for (unsigned i = 0; ok && i < vm->nr_vcpus; i++) {
 		struct vcpu *v = vm->vcpus[i];
 		struct vcpu_msrs msrs = {
 			.pvclock_msr = v->pvclock_msr, .pvclock_version = v->pvclock_version,
-			.tsc_aux = v->tsc_aux,
+			.tsc_aux = v->tsc_aux, .misc_enable = v->misc_enable,
 		};
 
 		if (buf && !stage_cpu(v, now, err, errlen))
 			return false;
-		lapic_state_save(&v->apic, &apic_stage);
 		ok = record_put(buf, cap, pos, &cpu_record, i, &cpu_stage) &&
-		     record_put(buf, cap, pos, &lapic_state_record, i, &apic_stage) &&
+		     record_put(buf, cap, pos, &lapic_record, i, &v->apic) &&
 		     record_put(buf, cap, pos, &msrs_record, i, &msrs);
 	}
-	for (unsigned i = 0; ok && vm_device_record(vm, i, &t, &model); i++)
-		ok = record_put(buf, cap, pos, t, 0, model);
+	for (unsigned i = 0; ok && i < vm->devices.count; i++)
+		if (vm->devices.dev[i].record)
+			ok = record_put(buf, cap, pos, vm->devices.dev[i].record, 0,
+					vm->devices.dev[i].model);
 	if (!ok)
 		ksnprintf(err, errlen, "the state outgrew its %u bytes", cap);
 	return ok;
@@ -117,12 +102,12 @@ bool vm_state_save(struct vm *vm, void *buf, uint32_t cap, uint32_t *len, char *
 	return put_records(vm, buf, cap, len, err, errlen);
 }
 
-bool vm_state_check(const void *state, uint32_t len, unsigned *nr_vcpus, char *err,
-		    size_t errlen)
+bool vm_state_check(const void *state, uint32_t len, uint64_t mem_bytes, unsigned *nr_vcpus,
+		    char *err, size_t errlen)
 {
 	struct fpu_limits fpu;
 	struct record_limits lim = {
-		.phys_bits = cpuinfo.phys_bits, .fpu = &fpu, .backend = backend->name,
+		.mem_bytes = mem_bytes, .phys_bits = cpuinfo.phys_bits, .fpu = &fpu, .backend = backend->name,
 		.arch_check = backend->state_check,
 	};
 
@@ -147,19 +132,17 @@ bool vm_state_has(const void *state, uint32_t len, uint32_t id)
 static bool devices_match(struct vm *vm, const void *state, uint32_t len, char *err,
 			  size_t errlen)
 {
-	const struct record_type *t;
 	const struct record_header *h;
 	const void *payload;
 	uint32_t pos = 0;
-	void *model;
 
-	for (unsigned i = 0; vm_device_record(vm, i, &t, &model); i++)
-		if (!vm_state_has(state, len, t->id)) {
-			ksnprintf(err, errlen, "no record for the VM's %s", t->name);
+	for (unsigned i = 0; i < vm->devices.count; i++)
+		if (vm->devices.dev[i].record && !vm_state_has(state, len, vm->devices.dev[i].record->id)) {
+			ksnprintf(err, errlen, "no record for the VM's %s", vm->devices.dev[i].name);
 			return false;
 		}
 	while (record_next(state, len, &pos, &h, &payload, err, errlen))
-		if (h->id > REC_MSRS && !device_model(vm, h->id)) {
+		if (h->id > REC_MSRS && !device_of(vm, h->id)) {
 			ksnprintf(err, errlen, "a record (id %u) for a device this VM does not have",
 				  h->id);
 			return false;
@@ -185,6 +168,7 @@ static bool load_cpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
 static void load_record(struct vm *vm, const struct record_header *h, const void *payload)
 {
 	struct vcpu *v = h->instance < vm->nr_vcpus ? vm->vcpus[h->instance] : NULL;
+	struct vm_device *d = device_of(vm, h->id);
 	struct vm_saved vs;
 	struct vcpu_msrs msrs;
 
@@ -198,28 +182,18 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 	case REC_LAPIC:
 		/* After the backend's state: the APIC's TPR is whole, VMX's CR8
 		 * only its bits 7:4. The APIC keeps this VM's bus and TSC rate. */
-		record_load(&lapic_state_record, payload, h->length, &apic_stage);
-		lapic_state_load(&v->apic, &apic_stage);
+		record_load(&lapic_record, payload, h->length, &v->apic);
 		return;
 	case REC_MSRS:
 		record_load(&msrs_record, payload, h->length, &msrs);
 		v->pvclock_msr = msrs.pvclock_msr;
 		v->pvclock_version = msrs.pvclock_version;
 		v->tsc_aux = msrs.tsc_aux;
+		v->misc_enable = msrs.misc_enable;
 		msr_pvclock_resume(v);
 		return;
 	default:
-		for (unsigned i = 0;; i++) {
-			const struct record_type *t;
-			void *model;
-
-			if (!vm_device_record(vm, i, &t, &model))
-				return;
-			if (t->id == h->id) {
-				record_load(t, payload, h->length, model);
-				return;
-			}
-		}
+		record_load(d->record, payload, h->length, d->model);
 	}
 }
 
@@ -231,7 +205,7 @@ bool vm_state_load(struct vm *vm, const void *state, uint32_t len, char *err, si
 	uint32_t pos = 0;
 	unsigned n;
 
-	if (!vm_state_check(state, len, &n, err, errlen) ||
+	if (!vm_state_check(state, len, vm->mem_bytes, &n, err, errlen) ||
 	    !devices_match(vm, state, len, err, errlen))
 		return false;
 	if (vm->nr_vcpus != n) {
@@ -255,5 +229,9 @@ bool vm_state_load(struct vm *vm, const void *state, uint32_t len, char *err, si
 	for (pos = 0; record_next(state, len, &pos, &h, &payload, err, errlen);)
 		if (h->id != REC_CPU)
 			load_record(vm, h, payload);
+	/* Then what follows from each device's state (its IRQ line, its clock). */
+	for (unsigned i = 0; i < vm->devices.count; i++)
+		if (vm->devices.dev[i].record && vm->devices.dev[i].loaded)
+			vm->devices.dev[i].loaded(vm, vm->devices.dev[i].model);
 	return true;
 }

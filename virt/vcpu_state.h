@@ -38,6 +38,7 @@ struct vcpu_msrs {
 	uint64_t pvclock_msr;     /* MSR_KVM_SYSTEM_TIME_NEW */
 	uint32_t pvclock_version; /* of the structure it names */
 	uint32_t tsc_aux;         /* TSC_AUX: RDTSCP and RDPID read it */
+	uint64_t misc_enable;     /* IA32_MISC_ENABLE */
 };
 
 /* The record types of the VM's and vCPUs' own state (virt/state_check.c). */
@@ -52,10 +53,11 @@ bool vm_state_save(struct vm *vm, void *buf, uint32_t cap, uint32_t *len, char *
 		   size_t errlen);
 /* Everything in a state of len bytes that this machine would refuse or that
  * could reach beyond sprig's buffers (state_check.h, the backend's
- * state_check), every record checked; *nr_vcpus its vCPU count. False with a
+ * state_check), every record checked, for a VM of mem_bytes; *nr_vcpus its
+ * vCPU count. False with a
  * reason naming the record and the field. */
-bool vm_state_check(const void *state, uint32_t len, unsigned *nr_vcpus, char *err,
-		    size_t errlen);
+bool vm_state_check(const void *state, uint32_t len, uint64_t mem_bytes, unsigned *nr_vcpus,
+		    char *err, size_t errlen);
 /* Load a state into a VM created with as many vCPUs and never run: every
  * record checked first, one a device of the VM's chipset and no other;
  * false with a reason, nothing loaded. */

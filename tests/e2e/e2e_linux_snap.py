@@ -170,6 +170,13 @@ def memory_back(check, m, before, label):
     check(label, memory_state(out) == memory_state(before), before + out)
 
 
+def free_bytes(out):
+    """The bytes in every free block of `mem` output."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    return sum(int(n[:-1]) * units[n[-1]] * int(c)
+               for n, c in re.findall(r"(\d+[KMG]):(\d+)", out))
+
+
 def responds(check, m, sh, name, label):
     """The first command after a pause: the shell answers it, or the
     scenario cannot go on (a guest that lost its console): then the failure
@@ -264,7 +271,21 @@ def linux_clones(check):
         start_memsum(check, sh, "clones")
         gen0 = last_gen(sh)
         detach(check, m, "p", "clones")
+        # The first clone that runs keeps what sprig sets up once (measured
+        # here: every later clone must give back all it took, and that must
+        # be all that is missing when the parent is gone).
+        before_first = m.command("mem")
+        m.command("vm clone p w0")
+        attach(check, m, "w0", "clones/w0")
+        if not responds(check, m, sh, "w0", "clones/w0"):
+            return
+        power_off(check, m, sh, "w0", "clones/w0")
+        m.command("vm destroy w0")
         mem1 = m.command("mem")
+        kept_once = free_bytes(before_first) - free_bytes(mem1)
+        print("# memory the first clone of the boot keeps: %d bytes" % kept_once, flush=True)
+        check("clones/first-clone-keeps-little", 0 <= kept_once <= 64 << 10,
+              before_first + mem1)
         for c in clones:
             out = m.command("vm clone p " + c)
             check("clones/%s-made" % c, "vm %s cloned from p" % c in out and "2 vCPUs" in out,
@@ -295,7 +316,8 @@ def linux_clones(check):
         check("clones/sums-differ", len({v[1] for v in at.values() if v}) == CLONES, str(at))
         for c in clones:
             m.command("vm destroy " + c)
-        memory_back(check, m, mem1, "clones/memory-back-after-clones")
+        out = m.command("mem")
+        check("clones/memory-back-after-clones", free_bytes(out) == free_bytes(mem1), mem1 + out)
         # The parent goes on with its own seed, untouched by the clones.
         attach(check, m, "p", "clones/parent")
         if not responds(check, m, sh, "p", "clones/parent"):
@@ -304,7 +326,9 @@ def linux_clones(check):
         check_log(check, "clones/parent", memsum_log(sh), gen0, [0])
         power_off(check, m, sh, "p", "clones/parent")
         m.command("vm destroy p")
-        memory_back(check, m, mem0, "clones/memory-back")
+        out = m.command("mem")
+        check("clones/memory-back", free_bytes(mem0) - free_bytes(out) == kept_once,
+              "kept once %d bytes\n%s%s" % (kept_once, mem0, out))
     finally:
         m.close()
         print("# linux_clones: %.1f s" % (time.time() - t_scenario), flush=True)

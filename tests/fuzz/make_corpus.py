@@ -349,16 +349,14 @@ def insn():
           insn_state(regs={3: 0xffff, 7: 0xff}, rip=0xfffe, fail_at=0))
 
 
-# ---- snapshot: images and patches to the flat VM state (tests/fuzz/fuzz_snapshot.c) ----
+# ---- snapshot: images and patches to the flat VM's records (tests/fuzz/fuzz_snapshot.c) ----
 # The images come from mksnap (tests/e2e/mksnap.c), which builds them from
-# sprig's own headers: `make build/host/mksnap` first. 4 KiB of memory each.
-# The patches overwrite a state of two vCPUs, the AP waiting for its SIPI.
+# sprig's own headers: `make build/host/mksnap` first. 4 KiB of memory each;
+# some with one record broken (a field of the APIC, a device, the stream).
+# The patches overwrite the records of a VM of two vCPUs, the AP waiting for
+# its SIPI; with none, the flat VM itself.
 MKSNAP = os.path.join(HERE, "..", "..", "build", "host", "mksnap")
 SNAPSHOT_AREA = 832            # fuzz_snapshot.c's AREA, the FPU area it accepts
-VCPU0, VCPU_BYTES = 1208, 9616  # offsetof(struct vm_saved_state, vcpu), sizeof(struct vcpu_state)
-VCPU1 = VCPU0 + VCPU_BYTES
-STATE_XCR0, STATE_RFLAGS = 152, 144  # in struct vcpu_state
-STATE_APIC, STATE_HALTED, STATE_WAIT_SIPI = 168, 384, 385
 
 
 def patch(backend, *records):
@@ -374,27 +372,15 @@ def snapshot():
             out = os.path.join(t, "image")
             for backend in ("svm", "vmx"):
                 for suffix, fault, vcpus in (("", "none", 1), ("_apic_base", "apic_base", 1),
-                                             ("_2vcpus", "none", 2)):
+                                             ("_2vcpus", "none", 2), ("_pic", "pic_state", 1),
+                                             ("_pit", "pit_count", 1),
+                                             ("_record", "record_version", 1)):
                     subprocess.run([MKSNAP, out, backend, str(SNAPSHOT_AREA), fault, "4096",
                                     str(vcpus)], check=True)
                     with open(out, "rb") as f:
                         write("snapshot", "image_" + backend + suffix, f.read())
     write("snapshot", "patch_svm_none", patch(0))
     write("snapshot", "patch_vmx_none", patch(1))
-    write("snapshot", "patch_svm_xcr0", patch(0, (VCPU0 + STATE_XCR0, u64(7))))
-    write("snapshot", "patch_vmx_rflags", patch(1, (VCPU0 + STATE_RFLAGS, u64(0x202))))
-    # The AP started and halted since: no longer waiting for a SIPI.
-    write("snapshot", "patch_svm_ap_halted", patch(
-        0, (VCPU1 + STATE_HALTED, bytes([1, 0]))))
-    # The AP with the BSP flag (refused): IA32_APIC_BASE 0xfee00900.
-    write("snapshot", "patch_vmx_ap_bsp", patch(1, (VCPU1 + STATE_APIC, u64(0xfee00900))))
-    # The APIC in x2APIC mode (ID 0, LDR 1), software-enabled, a periodic
-    # timer armed half-way through a 1000-count period (struct lapic_state).
-    a = VCPU0 + STATE_APIC
-    write("snapshot", "patch_svm_apic_x2apic_timer", patch(
-        0, (a + 0, u64(0xfee00d00)), (a + 20, u32(1)), (a + 28, u32(0x1ff)),
-        (a + 144, u32(0x20030)), (a + 168, u32(1000)), (a + 176, u64(123456)),
-        (a + 200, u32(500)), (a + 204, bytes([1]))))
 
 
 # The setup header of Debian 6.1's vmlinuz (protocol 2.15), as in

@@ -2,6 +2,7 @@
 #include "flat_state.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/regs.h"
+#include "virt/msr_policy.h"
 #include <string.h>
 
 void flat_svm_state(struct vmcb_save *s)
@@ -45,20 +46,6 @@ void flat_vmx_state(struct vmx_saved_state *s)
 	s->pat = PAT_DEFAULT;
 }
 
-/* lapic_init's values, written out so that mksnap needs no more than this
- * file (test_state_check.c checks they are lapic_init's). */
-void flat_lapic_state(struct lapic_state *s, uint32_t apic_id)
-{
-	memset(s, 0, sizeof(*s));
-	s->apic_base = LAPIC_DEFAULT_BASE | LAPIC_BASE_EN | (apic_id == 0 ? LAPIC_BASE_BSP : 0);
-	s->initial_id = apic_id;
-	s->id = apic_id << 24;
-	s->dfr = 0xffffffffu;
-	s->svr = 0xff;
-	for (int i = 0; i < LAPIC_LVT_COUNT; i++)
-		s->lvt[i] = LAPIC_LVT_MASKED;
-}
-
 void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_bytes,
 		     uint64_t entry, unsigned index)
 {
@@ -81,16 +68,25 @@ void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_
 }
 
 void flat_vm(struct flat_vm *f, unsigned n, const char *backend, uint32_t xsave_bytes,
-	     uint64_t entry)
+	     uint64_t entry, uint64_t mem_bytes)
 {
 	memset(&f->vm, 0, sizeof(f->vm));
 	f->vm.nr_vcpus = n;
 	f->nr_vcpus = n;
 	for (unsigned i = 0; i < n; i++) {
 		flat_vcpu_state(&f->cpu[i], backend, xsave_bytes, entry, i);
-		flat_lapic_state(&f->apic[i], i);
+		lapic_init(&f->apic[i], NULL, i, i == 0, FLAT_TSC_KHZ);
 		memset(&f->msrs[i], 0, sizeof(f->msrs[i]));
+		f->msrs[i].misc_enable = MISC_ENABLE_RESET;
 	}
+	ioapic_init(&f->ioapic, NULL);
+	pic_init(&f->pic);
+	pit_init(&f->pit, FLAT_TSC_KHZ);
+	rtc_init(&f->rtc, FLAT_TSC_KHZ, 0, mem_bytes);
+	acpi_pm_init(&f->acpi_pm);
+	fwcfg_init_vm(&f->fwcfg, mem_bytes, n);
+	pci_init(&f->pci);
+	memset(&f->uart, 0, sizeof(f->uart)); /* power-on */
 }
 
 uint32_t flat_vm_records(struct flat_vm *f, void *buf, uint32_t cap)
@@ -100,7 +96,15 @@ uint32_t flat_vm_records(struct flat_vm *f, void *buf, uint32_t cap)
 
 	for (unsigned i = 0; ok && i < f->nr_vcpus; i++)
 		ok = record_put(buf, cap, &pos, &cpu_record, i, &f->cpu[i]) &&
-		     record_put(buf, cap, &pos, &lapic_state_record, i, &f->apic[i]) &&
+		     record_put(buf, cap, &pos, &lapic_record, i, &f->apic[i]) &&
 		     record_put(buf, cap, &pos, &msrs_record, i, &f->msrs[i]);
+	ok = ok && record_put(buf, cap, &pos, &ioapic_record, 0, &f->ioapic) &&
+	     record_put(buf, cap, &pos, &pic_record, 0, &f->pic) &&
+	     record_put(buf, cap, &pos, &pit_record, 0, &f->pit) &&
+	     record_put(buf, cap, &pos, &rtc_record, 0, &f->rtc) &&
+	     record_put(buf, cap, &pos, &fwcfg_record, 0, &f->fwcfg) &&
+	     record_put(buf, cap, &pos, &pci_record, 0, &f->pci) &&
+	     record_put(buf, cap, &pos, &acpi_pm_record, 0, &f->acpi_pm) &&
+	     record_put(buf, cap, &pos, &uart16550_record, 0, &f->uart);
 	return ok ? pos : 0;
 }

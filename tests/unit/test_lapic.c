@@ -1371,7 +1371,7 @@ static uint32_t record_save(struct lapic *a, uint8_t *buf, uint32_t len)
 
 /* As a restore takes a record: loaded into zeroes and checked against
  * lim; false with the refusal in err. */
-static bool record_check(const uint8_t *buf, uint32_t len, struct record_limits lim, char *err,
+static bool lapic_record_check(const uint8_t *buf, uint32_t len, struct record_limits lim, char *err,
 			 size_t errlen)
 {
 	struct lapic l;
@@ -1390,7 +1390,7 @@ static void copy_by_record(struct lapic *from, struct lapic *to)
 	struct field_io io = field_loader(buf, n);
 	char err[160] = "";
 
-	CHECK(record_check(buf, n, vcpu_limits(from->initial_id), err, sizeof err));
+	CHECK(lapic_record_check(buf, n, vcpu_limits(from->initial_id), err, sizeof err));
 	if (err[0])
 		fprintf(stderr, "  refused: %s\n", err);
 	lapic_record.fields(to, &io);
@@ -1561,7 +1561,7 @@ TEST(lapic_state_check_refuses_each_field)
 		memset(&m, 0, sizeof m);
 		lapic_state_load(&m, &s);
 		err[0] = 0;
-		check_refusal(record_check(buf, record_save(&m, buf, sizeof buf),
+		check_refusal(lapic_record_check(buf, record_save(&m, buf, sizeof buf),
 					   vcpu_limits(s.initial_id), err, sizeof err),
 			      err, reason, i);
 	}
@@ -1580,20 +1580,20 @@ TEST(lapic_record_refuses_another_vcpus_apic)
 
 	busy_apic(&a, &now); /* vCPU 5's */
 	n = record_save(&a, buf, sizeof buf);
-	CHECK(record_check(buf, n, vcpu_limits(5), err, sizeof err));
-	check_refusal(record_check(buf, n, vcpu_limits(4), err, sizeof err), err,
+	CHECK(lapic_record_check(buf, n, vcpu_limits(5), err, sizeof err));
+	check_refusal(lapic_record_check(buf, n, vcpu_limits(4), err, sizeof err), err,
 		      "APIC initial ID 0x5, this vCPU's is 0x4", 0);
 	a.apic_base |= BSP;
 	n = record_save(&a, buf, sizeof buf);
-	check_refusal(record_check(buf, n, vcpu_limits(5), err, sizeof err), err,
+	check_refusal(lapic_record_check(buf, n, vcpu_limits(5), err, sizeof err), err,
 		      "APIC base 0xfee00d00: the BSP flag belongs to APIC ID 0 alone", 1);
 	lapic_init(&a, NULL, 0, false, 2000000);
 	n = record_save(&a, buf, sizeof buf);
-	check_refusal(record_check(buf, n, vcpu_limits(0), err, sizeof err), err,
+	check_refusal(lapic_record_check(buf, n, vcpu_limits(0), err, sizeof err), err,
 		      "APIC base 0xfee00800: the BSP flag", 2);
 	lapic_init(&a, NULL, 0, true, 2000000);
 	n = record_save(&a, buf, sizeof buf);
-	CHECK(record_check(buf, n, vcpu_limits(0), err, sizeof err));
+	CHECK(lapic_record_check(buf, n, vcpu_limits(0), err, sizeof err));
 
 	a.nmi_pending = false;
 	a.sipi_pending = true;
@@ -1619,7 +1619,7 @@ static bool state_passes(struct lapic *a, unsigned phys_bits, char *err, size_t 
 	lim.phys_bits = phys_bits;
 	lapic_state_save(a, &s);
 	return lapic_state_check(&s, phys_bits, err, len) &&
-	       record_check(buf, record_save(a, buf, sizeof buf), lim, err, len);
+	       lapic_record_check(buf, record_save(a, buf, sizeof buf), lim, err, len);
 }
 
 /* What the model itself reaches passes: power-on, disabled (with a TPR from
