@@ -22,12 +22,11 @@ enum record_id {
 	REC_PIC,      /* the 8259 pair with the ELCRs */
 	REC_PIT,      /* with channel 2's gate and port 0x61 */
 	REC_RTC,
-	REC_ACPI_PM,  /* PM1 status/enable/control, the PM timer, reset control */
+	REC_ACPI_PM,  /* PM1 status/enable/control, reset control (the PM timer is the TSC) */
 	REC_FWCFG,
 	REC_PCI,
 	REC_TESTDEV,
 	REC_UART,     /* COM1's 16550: registers, FIFOs, its IRQ line */
-	REC_TESTDEV_WINDOW, /* pc-testdev's 64 KiB MMIO scratch window */
 };
 
 struct fpu_limits;

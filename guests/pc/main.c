@@ -25,6 +25,10 @@
  *   testdev-irq-edge, testdev-irq-level
  *                  ISA IRQ lines raised through port 0x2000+n
  *   testdev-flush  a page dropped through port 0xe4 keeps its contents
+ * Argument `snapshot` (under sprig): the default run, stopping at
+ *   HC_SNAPSHOT_POINT inside ioapic-pit, the PIT running and routed through
+ *   the I/O APIC, so that a VM restored from a snapshot taken there must
+ *   have the chipset's state to pass the checks that follow.
  * Arguments (each ends the guest; nothing else runs):
  *   poweroff         ACPI S5 through PM1a_CNT (SLP_TYP from the DSDT's _S5_)
  *   reset=cf9        reset through port 0xcf9
@@ -741,6 +745,9 @@ static unsigned int count_over(volatile unsigned int *counter, uint64_t us)
 
 static uint32_t bsp_apic_id;
 
+/* `snapshot`: stop mid-check at HC_SNAPSHOT_POINT (under sprig). */
+static bool snapshot_mid_run;
+
 static void check_ioapic_pit(void)
 {
 	const char *name = "ioapic-pit";
@@ -759,6 +766,8 @@ static void check_ioapic_pit(void)
 	handlers[VEC_IOAPIC_PIT] = pit_ioapic_handler;
 	pit_periodic(PIT_COUNT_100HZ);
 	ioapic_route(gsi, low, bsp_apic_id);
+	if (snapshot_mid_run)
+		hypercall(HC_SNAPSHOT_POINT, 0, 0, 0, 0);
 	n = count_over(&pit_irqs, 200000);
 	ioapic_mask(gsi);
 	pit_stop();
@@ -1321,6 +1330,7 @@ int main(const struct mb1_info *mbi)
 		return do_poweroff();
 	if (reset)
 		return do_reset(reset);
+	snapshot_mid_run = under_sprig() && first_arg_is(mbi, "snapshot");
 
 	check_pit_calibrate();
 	check_pmtimer_rate();

@@ -462,6 +462,26 @@ TEST(vm_state_records)
 #undef REFUSED
 }
 
+/* Every record type this build reads fits the checks' scratch model, and
+ * its field list's bytes fit its model (a walk that went past would be a
+ * field listed twice or a model too small). */
+TEST(record_types_fit)
+{
+	unsigned types = 0;
+
+	for (uint32_t id = 0; id < 64; id++) {
+		const struct record_type *t = record_type_of(id);
+
+		if (!t)
+			continue;
+		types++;
+		CHECK(t->id == id && t->name && t->fields && t->check && t->version);
+		CHECK(t->model_bytes <= RECORD_MODEL_MAX);
+		CHECK(record_type_bytes(t) > 0 && record_type_bytes(t) <= t->model_bytes);
+	}
+	CHECK(types == REC_UART); /* every id up to the last device's */
+}
+
 TEST(snapshot_header_sizes_and_offsets)
 {
 	enum { STATE = 4096, MEMORY = 8192 };
