@@ -106,15 +106,16 @@ void testdev_mmio_write(struct testdev *t, unsigned offset, unsigned size, uint6
 	}
 }
 
-/* Saved: the scratch register, the one thing the device holds. Not saved:
- * the iomem window, which is the integrator's memory (it saves the window
- * itself), and the callbacks. A guest can write any scratch value, so there
- * is nothing to refuse. */
+/* Saved: the scratch register and the 64 KiB iomem window's bytes (the
+ * integrator's memory, which a model being checked does not have). Not
+ * saved: the callbacks. A guest can write any value to either, so there is
+ * nothing to refuse. */
 static void testdev_fields(void *model, struct field_io *io)
 {
 	struct testdev *t = model;
 
 	FIELD(io, t->scratch32);
+	field_memory(io, t->iomem, TESTDEV_MMIO_SIZE);
 }
 
 static bool testdev_state_check(const void *model, const struct record_limits *lim, char *err,
@@ -126,7 +127,7 @@ static bool testdev_state_check(const void *model, const struct record_limits *l
 
 const struct record_type testdev_record = {
 	.id = REC_TESTDEV,
-	.version = 1,
+	.version = 2,
 	.name = "testdev",
 	.model_bytes = sizeof(struct testdev),
 	.fields = testdev_fields,

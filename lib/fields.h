@@ -58,6 +58,27 @@ static inline void field_bool(struct field_io *io, bool *p, const char *name)
 	*p = b;
 }
 
+/* n bytes at p, or, where the model has none (p NULL: a model being
+ * checked holds no memory of its own), n bytes passed over: zeros saved,
+ * nothing loaded. */
+static inline void field_memory(struct field_io *io, void *p, uint32_t n)
+{
+	static const uint8_t zeros[256];
+
+	if (p) {
+		field_bytes(io, p, n);
+		return;
+	}
+	for (uint32_t done = 0; done < n && !io->overrun;) {
+		uint32_t k = n - done < sizeof(zeros) ? n - done : (uint32_t)sizeof(zeros);
+		uint8_t skip[sizeof(zeros)];
+
+		memcpy(skip, zeros, k);
+		field_bytes(io, skip, k);
+		done += k;
+	}
+}
+
 /* A field of any plain type (integers, arrays of them, structs of them). */
 #define FIELD(io, x) field_bytes((io), &(x), (uint32_t)sizeof(x))
 /* A bool (or bool array element): saved as one byte, loaded only as 0 or 1. */

@@ -15,6 +15,7 @@
 #include "arch/x86/regs.h"
 #include "svm/saved_state.h"
 #include "tests/fuzz/fuzz.h"
+#include "dev/testdev.h"
 #include "tests/unit/flat_state.h"
 #include "virt/state_check.h"
 #include <stdint.h>
@@ -108,7 +109,8 @@ static void run_apic(struct lapic *a, const struct record_limits *lim)
 static void reload(const uint8_t *state, uint32_t len, const struct record_limits *base)
 {
 	static uint8_t model[RECORD_MODEL_MAX] __attribute__((aligned(64)));
-	static uint8_t again[RECORD_MODEL_MAX];
+	static uint8_t again[RECORD_MODEL_MAX + TESTDEV_MMIO_SIZE];
+	static uint8_t testdev_window[TESTDEV_MMIO_SIZE];
 	const struct record_header *h;
 	const void *payload;
 	uint32_t pos = 0;
@@ -123,6 +125,8 @@ static void reload(const uint8_t *state, uint32_t len, const struct record_limit
 		memset(model, 0, t->model_bytes);
 		if (h->id == REC_LAPIC)
 			lapic_init((struct lapic *)model, NULL, h->instance, !h->instance, 2000000);
+		if (h->id == REC_TESTDEV)
+			((struct testdev *)model)->iomem = testdev_window;
 		record_load(t, payload, h->length, model);
 		t->fields(model, &io);
 		FUZZ_ASSERT(io.pos == h->length && memcmp(again, payload, h->length) == 0);

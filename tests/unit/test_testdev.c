@@ -264,7 +264,7 @@ TEST(testdev_record_round_trip)
 	struct testdev a, b;
 	struct events ev_a, ev_b;
 	uint8_t *iomem_a = setup(&a, &ev_a), *iomem_b = setup(&b, &ev_b);
-	uint8_t buf[64];
+	static uint8_t buf[4 + TESTDEV_MMIO_SIZE];
 	struct field_io io = field_saver(buf, sizeof buf);
 	struct field_io in_io;
 	char err[128] = "";
@@ -274,7 +274,7 @@ TEST(testdev_record_round_trip)
 	testdev_mmio_write(&a, 0x10, 4, 0x5555);
 	testdev_record.fields(&a, &io);
 	REQUIRE(!io.overrun);
-	CHECK_EQ_U64(io.pos, 4);
+	CHECK_EQ_U64(io.pos, 4 + TESTDEV_MMIO_SIZE);
 	in_io = field_loader(buf, io.pos);
 	testdev_record.fields(&b, &in_io);
 	CHECK(!in_io.overrun && !in_io.bad);
@@ -286,9 +286,11 @@ TEST(testdev_record_round_trip)
 	out(&a, 0xe2, 2, 0x4242);
 	out(&b, 0xe2, 2, 0x4242);
 	CHECK_EQ_U64(in(&a, 0xe0, 4), in(&b, 0xe0, 4));
-	/* The window and the callbacks stay the loading model's. */
+	/* The window's bytes came along into the loading model's own window;
+	 * the callbacks stay the loading model's. */
 	CHECK(b.iomem == iomem_b && b.ops.ctx == &ev_b);
-	CHECK_EQ_U64(testdev_mmio_read(&b, 0x10, 4), 0);
+	CHECK_EQ_U64(testdev_mmio_read(&b, 0x10, 4), 0x5555);
+	CHECK(memcmp(iomem_a, iomem_b, TESTDEV_MMIO_SIZE) == 0);
 	out(&b, 0x2003, 1, 1);
 	CHECK(ev_b.irq_calls == 1 && ev_b.last_irq == 3 && ev_a.irq_calls == 0);
 	free(iomem_a);
@@ -315,4 +317,21 @@ TEST(testdev_record_check_and_short_record)
 	CHECK_EQ_U64(t.scratch32, 7);
 	CHECK(testdev_record.id == REC_TESTDEV && testdev_record.model_bytes == sizeof t);
 	free(iomem);
+}
+
+/* A model being checked has no window: its bytes are passed over, and the
+ * record's size is the same. */
+TEST(testdev_record_without_window)
+{
+	static uint8_t buf[4 + TESTDEV_MMIO_SIZE];
+	struct testdev z = { 0 };
+	struct field_io io;
+
+	memset(buf, 0x5a, sizeof buf);
+	io = field_loader(buf, sizeof buf);
+	testdev_record.fields(&z, &io);
+	CHECK(!io.overrun && io.pos == sizeof buf && z.scratch32 == 0x5a5a5a5a && !z.iomem);
+	io = field_saver(buf, sizeof buf);
+	testdev_record.fields(&z, &io);
+	CHECK(!io.overrun && io.pos == sizeof buf && buf[4] == 0 && buf[sizeof buf - 1] == 0);
 }
