@@ -10,6 +10,13 @@ const char *const rmap_desc_names[RMAP_DESC_KINDS + 1] = {
 	[RMAP_DESC_EXT3] = "ext3", [RMAP_DESC_EXT14] = "ext14", [RMAP_DESC_COUNTED] = "counted", NULL,
 };
 
+const struct rmap_variant rmap_fork_variants[RMAP_FORK_VARIANTS] = {
+	{ RMAP_DESC_EXT3, false },
+	{ RMAP_DESC_EXT14, false },
+	{ RMAP_DESC_COUNTED, false },
+	{ RMAP_DESC_COUNTED, true },
+};
+
 /* ext3 and ext14: an empty slot is NULL, and the filled slots of a descriptor
  * come first. New descriptors go at the end of the chain. */
 struct rmap_plain_desc {

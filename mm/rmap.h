@@ -53,6 +53,16 @@ enum rmap_desc_kind {
 /* "ext3", "ext14", "counted", then NULL: the switch's values. */
 extern const char *const rmap_desc_names[RMAP_DESC_KINDS + 1];
 
+/* The fork benchmarks' variants (host rmap_fork, `bench rmap guest=linux`):
+ * ext3 and ext14 remove by scanning whatever the switch says; counted runs
+ * both ways. */
+struct rmap_variant {
+	int layout;
+	bool backref;
+};
+#define RMAP_FORK_VARIANTS 4
+extern const struct rmap_variant rmap_fork_variants[RMAP_FORK_VARIANTS];
+
 /* The switches, in mm/mmu_config.h: mmu_config.rmap_desc is the layout of
  * chains created from then on; mmu_config.rmap_backref says whether counted
  * chains remove through the back-reference or by scanning as KVM does (kept

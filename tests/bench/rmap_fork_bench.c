@@ -23,18 +23,6 @@
 static const unsigned clone_counts[] = { 10, 100, 500 };
 #define N_COUNTS (sizeof(clone_counts) / sizeof(clone_counts[0]))
 
-/* ext3 and ext14 remove by scanning whatever the switch says; counted runs
- * both ways. */
-static const struct variant {
-	int layout;
-	bool backref;
-} variants[] = {
-	{ RMAP_DESC_EXT3, false },
-	{ RMAP_DESC_EXT14, false },
-	{ RMAP_DESC_COUNTED, false },
-	{ RMAP_DESC_COUNTED, true },
-};
-#define N_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 enum { V_EXT3, V_EXT14, V_COUNTED_SCAN, V_COUNTED };
 
 static void no_flush(void *ctx)
@@ -83,7 +71,7 @@ static double spread_pct(const struct bench_spread *s)
 
 /* The proposal's two steps at the largest clone count, against
  * docs/targets.md. */
-static void print_verdicts(const struct bench_spread s[N_VARIANTS], unsigned clones)
+static void print_verdicts(const struct bench_spread s[RMAP_FORK_VARIANTS], unsigned clones)
 {
 	const struct target *ext14 = bench_target("rmap_fork_ext14_speedup");
 	const struct target *count = bench_target("rmap_fork_count_speedup");
@@ -100,19 +88,19 @@ static void print_verdicts(const struct bench_spread s[N_VARIANTS], unsigned clo
 BENCH(rmap_fork)
 {
 	unsigned runs = smoke ? SMOKE_RUNS : RUNS, counts = smoke ? 1 : N_COUNTS;
-	static uint64_t samples[N_COUNTS][N_VARIANTS][RUNS];
+	static uint64_t samples[N_COUNTS][RMAP_FORK_VARIANTS][RUNS];
 	struct mmu *vms = calloc(clone_counts[N_COUNTS - 1] + 1, sizeof(*vms));
 	struct mmu_config saved = mmu_config;
-	struct bench_spread s[N_VARIANTS];
+	struct bench_spread s[RMAP_FORK_VARIANTS];
 
 	host_mem_init(1024 * MiB);
 	/* Each clone faults every page itself: an rmap add per fault. */
 	mmu_config.prefetch = PREFETCH_OFF;
 	for (unsigned r = 0; r < runs; r++)
 		for (unsigned c = 0; c < counts; c++)
-			for (unsigned k = 0; k < N_VARIANTS; k++) {
-				mmu_config.rmap_desc = variants[k].layout;
-				mmu_config.rmap_backref = variants[k].backref;
+			for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
+				mmu_config.rmap_desc = rmap_fork_variants[k].layout;
+				mmu_config.rmap_backref = rmap_fork_variants[k].backref;
 				samples[c][k][r] = run_fork(vms, clone_counts[c]);
 			}
 	mmu_config = saved;
@@ -121,8 +109,8 @@ BENCH(rmap_fork)
 	       "torn down; %u interleaved runs, ms (median, spread)\n", PAGES, runs);
 	printf("%-8s %-7s %7s %12s %8s\n", "layout", "backref", "clones", "time", "spread");
 	for (unsigned c = 0; c < counts; c++) {
-		for (unsigned k = 0; k < N_VARIANTS; k++) {
-			const struct variant *v = &variants[k];
+		for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
+			const struct rmap_variant *v = &rmap_fork_variants[k];
 
 			s[k] = bench_spread(samples[c][k], runs);
 			printf("%-8s %-7s %7u %9.3f ms %7.0f%%\n", rmap_desc_names[v->layout],

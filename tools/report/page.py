@@ -270,24 +270,33 @@ def compare_split(recs):
 
 def compare_rmap(recs):
     p = proposals.RMAP
-    rows_host = select(recs, "rmap_fork", where="host")
-    clones = max([r["clones"] for r in rows_host] or [0])
-    t = {(r["rmap_desc"], r.get("rmap_backref")): r["time_ns"] for r in rows_host
-         if r["clones"] == clones}
+
+    def fork_times(where):
+        rows = select(recs, "rmap_fork", where=where)
+        clones = max([r["clones"] for r in rows] or [0])
+        return clones, {(r["rmap_desc"], r.get("rmap_backref")): r["time_ns"] for r in rows
+                        if r["clones"] == clones}
+    clones, t = fork_times("host")
+    linux_clones, lt = fork_times("linux")
     rows = []
-    base = t.get(("ext3", "off"))
+    base, lbase = t.get(("ext3", "off")), lt.get(("ext3", "off"))
     for (desc, br), kvm in ((("ext3", "off"), p["rows"]["ext3"]),
                             (("ext14", "off"), p["rows"]["ext14"]),
                             (("counted", "off"), p["rows"]["counted"]),
                             (("counted", "on"), None)):
-        mine = t.get((desc, br))
+        mine, linux = t.get((desc, br)), lt.get((desc, br))
         rows.append(("%s, back-reference %s" % (desc, br), fmt(kvm, "%.2f"),
                      fmt(kvm and p["rows"]["ext3"] / kvm, "%.2fx"),
                      fmt(mine and mine / 1e6, "%.2f"),
-                     fmt(mine and base and base / mine, "%.2fx")))
-    return ("<p>sprig: host, %d clones (tests/bench/rmap_fork_bench.c).</p>\n" % clones +
+                     fmt(mine and base and base / mine, "%.2fx"),
+                     fmt(linux and linux / 1e6, "%.1f"),
+                     fmt(linux and lbase and lbase / linux, "%.2fx")))
+    return ("<p>sprig: host, %d clones (tests/bench/rmap_fork_bench.c); Linux: %d clones of a "
+            "booted Linux guest under QEMU, each mapping its resident memory "
+            "(virt/bench/linux_fork.c).</p>\n" % (clones, linux_clones) +
             table(["layout", "KVM fork time", "KVM speedup vs ext3", "sprig ms",
-                   "sprig speedup vs ext3"], rows))
+                   "sprig speedup vs ext3", "sprig Linux ms", "sprig Linux speedup vs ext3"],
+                  rows))
 
 
 def compare_prefetch(recs):

@@ -6,7 +6,8 @@
  * to N + 1), then all are destroyed (every removal shrinks them again). Timed
  * per phase, for each N and each rmap_desc layout, a new parent each time: a
  * chain keeps the layout it was born with. Exits dominate the run phase under
- * emulation, so the times are informative, not the layouts' costs alone. */
+ * emulation, so the times are informative, not the layouts' costs alone.
+ * With guest=linux the parent is a booted Linux guest (linux_fork.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
@@ -16,13 +17,13 @@
 #include "mm/rmap.h"
 #include "virt/clone.h"
 #include "virt/kernel.h"
+#include "virt/bench/rmap.h"
 #include "virt/bench/scenario.h"
 #include "virt/shell.h"
 
 #define MiB (1ull << 20)
 #define GUEST_MEM (8 * MiB) /* the 1 MiB region sits at the guest's 4 MiB playground */
 #define RUN_TIMEOUT_MS (60 * 1000)
-#define MAX_COUNTS 8
 static const uint64_t default_counts[] = { 10, 100, 500 };
 
 struct rmap_run {
@@ -58,10 +59,36 @@ static struct vm *start_parent(const struct boot_module *mod)
 	return vm;
 }
 
-static void destroy_clones(uint64_t n)
+void rmap_destroy_clones(struct vm **family, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++)
-		vm_destroy(clones[i]);
+		vm_destroy(family[i]);
+}
+
+bool rmap_make_clones(struct vm *parent, struct vm **family, uint64_t n, const char *prefix,
+		      const char *bench)
+{
+	char name[VM_NAME_MAX], err[128];
+
+	for (uint64_t i = 0; i < n; i++) {
+		ksnprintf(name, sizeof(name), "%s-c%llu", prefix, (unsigned long long)i);
+		if (!(family[i] = vm_clone(parent, name, err, sizeof(err)))) {
+			kprintf("bench %s: cannot clone: %s\n", bench, err);
+			rmap_destroy_clones(family, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+uint64_t rmap_family_max(struct vm *parent, struct vm **family, uint64_t n)
+{
+	uint64_t max = stat_read(&parent->mmu.stats.max_mmu_rmap_size);
+
+	for (uint64_t i = 0; i < n; i++)
+		if (stat_read(&family[i]->mmu.stats.max_mmu_rmap_size) > max)
+			max = stat_read(&family[i]->mmu.stats.max_mmu_rmap_size);
+	return max;
 }
 
 /* One measurement with the current layout; false if a VM could not be made. */
@@ -70,7 +97,6 @@ static bool run_clones(const struct boot_module *mod, uint64_t n, struct rmap_ru
 	struct mmu_audit_report audit;
 	uint64_t descs_before, t;
 	struct vm *parent;
-	char name[VM_NAME_MAX], err[128];
 
 	if (!(parent = start_parent(mod)))
 		return false;
@@ -78,14 +104,9 @@ static bool run_clones(const struct boot_module *mod, uint64_t n, struct rmap_ru
 	r->data_ok = true;
 	descs_before = rmap_descs_in_use();
 	t = rdtsc();
-	for (uint64_t i = 0; i < n; i++) {
-		ksnprintf(name, sizeof(name), "rmap-c%llu", (unsigned long long)i);
-		if (!(clones[i] = vm_clone(parent, name, err, sizeof(err)))) {
-			kprintf("bench rmap: cannot clone: %s\n", err);
-			destroy_clones(i);
-			vm_destroy(parent);
-			return false;
-		}
+	if (!rmap_make_clones(parent, clones, n, "rmap", "rmap")) {
+		vm_destroy(parent);
+		return false;
 	}
 	r->create_ns = tsc_to_ns(rdtsc() - t);
 	t = rdtsc();
@@ -94,18 +115,14 @@ static bool run_clones(const struct boot_module *mod, uint64_t n, struct rmap_ru
 		r->data_ok &= clones[i]->state == VM_EXITED && clones[i]->exit_status == 0;
 	}
 	r->run_ns = tsc_to_ns(rdtsc() - t);
-	/* Installs count in the VM that made them: the clones grew the chains. */
-	r->max_rmap = stat_read(&parent->mmu.stats.max_mmu_rmap_size);
-	for (uint64_t i = 0; i < n; i++)
-		if (stat_read(&clones[i]->mmu.stats.max_mmu_rmap_size) > r->max_rmap)
-			r->max_rmap = stat_read(&clones[i]->mmu.stats.max_mmu_rmap_size);
+	r->max_rmap = rmap_family_max(parent, clones, n);
 	r->rmap_descs = rmap_descs_in_use() - descs_before;
 	/* Audited with the chains at their longest and again once emptied. */
 	r->audit_ok = mmu_audit(&parent->mmu, &audit);
 	if (!r->audit_ok)
 		mmu_audit_print(&audit);
 	t = rdtsc();
-	destroy_clones(n);
+	rmap_destroy_clones(clones, n);
 	r->destroy_ns = tsc_to_ns(rdtsc() - t);
 	if (!mmu_audit(&parent->mmu, &audit)) {
 		mmu_audit_print(&audit);
@@ -150,25 +167,40 @@ static void print_results(struct rmap_run runs[][RMAP_DESC_KINDS], unsigned n_co
 
 static int rmap_scenario(int argc, char **argv)
 {
-	static struct rmap_run runs[MAX_COUNTS][RMAP_DESC_KINDS];
-	uint64_t counts[MAX_COUNTS];
+	static struct rmap_run runs[RMAP_MAX_COUNTS][RMAP_DESC_KINDS];
+	uint64_t counts[RMAP_MAX_COUNTS], mib = 0;
 	unsigned n_counts = 0, free_slots = VM_MAX;
 	int saved_desc = mmu_config.rmap_desc;
 	const struct boot_module *mod;
-	bool all_ok = true;
+	bool all_ok = true, in_linux = false;
 
 	/* The parent takes a slot too, as do VMs already on the console. */
 	for (struct vm *vm = vm_next(NULL); vm; vm = vm_next(vm))
 		free_slots--;
-	if (argc - 1 > MAX_COUNTS)
-		return shell_usage_error("bench", "rmap takes at most %d clone counts", MAX_COUNTS);
 	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "guest=linux") == 0) {
+			in_linux = true;
+			continue;
+		}
+		if (strncmp(argv[i], "mib=", 4) == 0) {
+			if (!parse_u64_in(argv[i] + 4, 1, LINUX_FORK_MIB_MAX, &mib))
+				return shell_usage_error("bench", "bad mib= '%s' (1..%u)", argv[i] + 4,
+							 LINUX_FORK_MIB_MAX);
+			continue;
+		}
+		if (n_counts == RMAP_MAX_COUNTS)
+			return shell_usage_error("bench", "rmap takes at most %d clone counts",
+						 RMAP_MAX_COUNTS);
 		if (!free_slots || !parse_u64_in(argv[i], 1, free_slots - 1, &counts[n_counts]))
 			return shell_usage_error("bench", "bad clone count '%s' (1..%u: the VM table "
 						 "has %u free slots, one for the parent)",
 						 argv[i], free_slots ? free_slots - 1 : 0, free_slots);
 		n_counts++;
 	}
+	if (mib && !in_linux)
+		return shell_usage_error("bench", "mib= is for guest=linux");
+	if (in_linux)
+		return rmap_linux(counts, n_counts, mib);
 	if (!n_counts)
 		for (; n_counts < sizeof(default_counts) / sizeof(default_counts[0]); n_counts++)
 			counts[n_counts] = default_counts[n_counts];
@@ -189,5 +221,6 @@ static int rmap_scenario(int argc, char **argv)
 	print_results(runs, n_counts);
 	return all_ok ? 0 : 1;
 }
-SCENARIO(rmap, .name = "rmap", .run = rmap_scenario, .usage = "[N...]",
-	 .help = "N clones (default 10 100 500) read a guest's 1 MiB, rmap_desc ext3/ext14/counted");
+SCENARIO(rmap, .name = "rmap", .run = rmap_scenario, .usage = "[N...] [guest=linux [mib=M]]",
+	 .help = "N clones (default 10 100 500) read a guest's 1 MiB, rmap_desc ext3/ext14/counted; "
+		 "guest=linux: N clones (default 10 100) of a Linux guest map its memory");
