@@ -131,6 +131,25 @@ def check_report_smp(res, name, sample, pages, lines):
               repr(stale_row(hit)))
 
 
+def check_report_linux_restore(res, name, sample, pages):
+    """bench prefetch guest=linux on the comparison page: a table row for each
+    chunk size of the sample's Linux restore rows, every mode's faults as the
+    records give them."""
+    import json
+    with open(sample) as f:
+        recs = [r for r in json.load(f)["records"]
+                if r.get("bench") == "prefetch" and r.get("where") == "linux"]
+    if not recs:
+        return
+    table = re.search(r"In a Linux guest \(bench prefetch guest=linux\).*?</table>",
+                      pages["compare.html"], re.S)
+    res.check("report/%s-linux-restore-rows" % name,
+              table is not None and
+              table.group(0).count("<tr>") == len({r["chunk"] for r in recs}) + 1 and
+              all("%d faults" % r["faults"] in table.group(0) for r in recs),
+              table.group(0)[:3000] if table else pages["compare.html"][-3000:])
+
+
 def suite_report(res):
     """make report's rendering, from the runs recorded in tests/report/sample/:
     the pages and every image they name exist and are not empty, the pages hold
@@ -176,6 +195,7 @@ def suite_report(res):
                       all(l in shown for l in lines),
                       "\n".join(lines))
             check_report_smp(res, name, sample, pages, lines)
+            check_report_linux_restore(res, name, sample, pages)
     print("# report: %.1f s" % (time.time() - t), flush=True)
 
 
@@ -260,7 +280,7 @@ E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap",
                "e2e_input", "e2e_apic", "e2e_pc", "e2e_smp_guest", "e2e_smp", "e2e_vcpus", "e2e_crwin",
                "e2e_console", "e2e_grub_entry", "e2e_vcpus_snap",
                "e2e_safety", "e2e_selftest", "e2e_uart", "lab_check", "e2e_linux", "e2e_linux_snap",
-               "e2e_linux_bench", "e2e_linux_fork",
+               "e2e_linux_bench", "e2e_linux_fork", "e2e_linux_restore",
                "e2e_kut"]
 
 

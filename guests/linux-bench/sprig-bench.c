@@ -3,6 +3,7 @@
  *   sprig-bench zap   [threads=N] [mib=N] [rounds=R] [ms=T]
  *   sprig-bench exec  [threads=N] [mib=N] [rounds=R]
  *   sprig-bench dirty [threads=N] [mib=N] [rounds=R] [writes=P]
+ *   sprig-bench restore [mib=N]
  *
  * Each round runs the workload once; under sprig, `bench zap|exec|dirty
  * guest=linux` on the console turns the optimisation off or on for each round
@@ -23,11 +24,15 @@
  *   then, with dirty logging on, touch every page once more, writing writes=P
  *   percent of them (iteration), then hand the host the frames written, which
  *   its log must all hold.
+ * restore: write a word into every page, then stop at BEGIN, where the host
+ *   snapshots the VM; each VM restored from that snapshot goes on from there
+ *   and reads every page's word back (the touch the host times), then ends.
  *
  * Data words: zap: window (lo, hi) before BEGIN; touches
  * (lo, hi), ns (lo, hi), errors before END. exec: populate ns (lo, hi),
  * execute ns (lo, hi), errors before END. dirty: iteration ns (lo, hi), errors
- * before the second MARK, then the frames written before END. */
+ * before the second MARK, then the frames written before END. restore: touch
+ * ns (lo, hi), wrong words before END. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -369,6 +374,35 @@ static int dirty(const struct options *o)
 	return rc;
 }
 
+/* restore: what page p holds, distinct for every page. */
+static uint64_t restore_word(size_t p)
+{
+	return p * 0x9e3779b97f4a7c15ull ^ 0x5350524752535452ull;
+}
+
+static int restore(const struct options *o)
+{
+	struct area a;
+	uint64_t t, errors = 0;
+
+	if (!map_area(&a, o->mib, PROT_READ | PROT_WRITE))
+		return 1;
+	for (size_t p = 0; p < a.pages; p++)
+		*(volatile uint64_t *)(a.base + p * PAGE) = restore_word(p);
+	command(BENCH_CMD_BEGIN);
+	/* From here on, in a VM restored from the snapshot taken at BEGIN. */
+	t = now_ns();
+	for (size_t p = 0; p < a.pages; p++)
+		errors += *(volatile uint64_t *)(a.base + p * PAGE) != restore_word(p);
+	t = now_ns() - t;
+	word64(t);
+	word((uint32_t)errors);
+	command(BENCH_CMD_END);
+	printf("sprig-bench restore: %lu MiB read back in %llu ms, %llu wrong words\n", o->mib,
+	       (unsigned long long)(t / 1000000), (unsigned long long)errors);
+	return errors != 0;
+}
+
 static bool parse(int argc, char **argv, struct options *o)
 {
 	for (int i = 2; i < argc; i++) {
@@ -403,7 +437,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2 || !parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: sprig-bench zap|exec|dirty [threads=1..%d] [mib=N] "
+		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore [threads=1..%d] [mib=N] "
 			"[rounds=R] [ms=T] [writes=P]\n", THREADS_MAX);
 		return 2;
 	}
@@ -414,6 +448,8 @@ int main(int argc, char **argv)
 		rc = exec(&o);
 	else if (strcmp(argv[1], "dirty") == 0)
 		rc = dirty(&o);
+	else if (strcmp(argv[1], "restore") == 0)
+		rc = restore(&o);
 	else
 		rc = 2;
 	printf("sprig-bench %s: %s\n", argv[1], rc ? "FAILED" : "ok");

@@ -176,6 +176,27 @@ def prefetch_verdicts(j, recs):
                   100 * (i1 / i0 - 1) if i0 else None, "%+.2f",
                   "" if i0 else "instructions not counted in this run (valgrind's "
                   "callgrind.h was absent when the benchmark was built)")
+    linux_prefetch_verdicts(j, recs)
+
+
+def linux_prefetch_verdicts(j, recs):
+    """The same two fault ratios for a Linux guest's restore (bench prefetch
+    guest=linux), prefetch as configured by default (forward, adaptive);
+    a run whose data or audit failed has no value."""
+    for chunk, key, label in (("2M", "prefetch_2m_fault_ratio", "2M chunks, Linux guest"),
+                              ("4K", "prefetch_4k_fault_ratio", "4K chunks, Linux guest")):
+        off, ad = (one(recs, "prefetch", where="linux", chunk=chunk, mode=m)
+                   for m in ("off", "adaptive"))
+        if not off or not ad:
+            continue
+        good = all(r["data"] == "ok" and r["audit"] == "ok" for r in (off, ad))
+        faults = ratio(off["faults"], ad["faults"]) if chunk == "2M" else \
+            ratio(ad["faults"], off["faults"])
+        j("prefetch", key, "linux", label + ", off vs adaptive", faults if good else None,
+          "%.3g", "time %+.1f%%, %d -> %d faults" % (
+              100 * (ratio(ad["time_ns"], off["time_ns"]) - 1), off["faults"], ad["faults"])
+          if good else "the run failed (data=%s/%s, audit=%s/%s)" % (
+              off["data"], ad["data"], off["audit"], ad["audit"]))
 
 
 def smp_verdicts(j, recs):

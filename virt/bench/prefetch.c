@@ -5,7 +5,8 @@
  * mode and access order restores a VM from that image and lets the guest read
  * its whole region once, checking every byte against the image. Per run: the
  * nested page faults taken, the run's time, the prefetch counters, the
- * guest's verdict and the audit. prefetch_adaptive stays as set. */
+ * guest's verdict and the audit. prefetch_adaptive stays as set. With
+ * `guest=linux`, a Linux guest's snapshot instead (linux_restore.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
@@ -13,6 +14,7 @@
 #include "lib/string.h"
 #include "mm/mmu_config.h"
 #include "virt/kernel.h"
+#include "virt/bench/prefetch.h"
 #include "virt/bench/scenario.h"
 #include "virt/shell.h"
 #include "virt/snapshot.h"
@@ -23,19 +25,13 @@
 #define RUN_TIMEOUT_MS (300 * 1000)
 #define IMAGE_NAME "pf-image"
 
-static const struct { const char *name; uint32_t pages; } chunks[] = {
+const struct restore_chunk restore_chunks[N_RESTORE_CHUNKS] = {
 	{ "4K", 1 }, { "64K", 16 }, { "512K", 128 }, { "2M", 512 },
 };
 static const char *const mode_names[] = { "off", "forward", "both" };
 static const char *const order_names[] = { "forward", "backward", "random" };
-#define N_CHUNKS (sizeof(chunks) / sizeof(chunks[0]))
 #define N_MODES 3
 #define N_ORDERS 3
-
-struct prefetch_run {
-	uint64_t ns, faults, called, pages, mapped, unused;
-	bool data_ok, audit_ok;
-};
 
 /* Boot the guest to its snapshot point and take the image. */
 static const struct snapshot_image *build_image(uint64_t mib)
@@ -71,10 +67,26 @@ static const struct snapshot_image *build_image(uint64_t mib)
 	return img;
 }
 
+void prefetch_run_end(struct vm *vm, struct prefetch_run *r)
+{
+	struct mmu_audit_report audit;
+
+	r->faults = vm->mmu.stats.pf_taken;
+	r->called = vm->mmu.stats.pf_prefetch_called;
+	r->pages = vm->mmu.stats.pf_prefetch_pages;
+	r->mapped = vm->mmu.stats.pf_prefetch_mapped;
+	r->audit_ok = mmu_audit(&vm->mmu, &audit);
+	if (!r->audit_ok)
+		mmu_audit_print(&audit);
+	/* Zapped now, prefetched pages the guest never used show as unused. */
+	mmu_discard(&vm->mmu, 0, vm->mem_bytes);
+	r->unused = vm->mmu.stats.pf_prefetch_unused;
+	vm_destroy(vm);
+}
+
 static bool restore_and_touch(const struct snapshot_image *img, uint32_t chunk_pages,
 			      const char *order, struct prefetch_run *r)
 {
-	struct mmu_audit_report audit;
 	char args[32], err[128];
 	struct vm *vm;
 	uint64_t t;
@@ -87,30 +99,22 @@ static bool restore_and_touch(const struct snapshot_image *img, uint32_t chunk_p
 	t = rdtsc();
 	vm_run(vm, RUN_TIMEOUT_MS);
 	r->ns = tsc_to_ns(rdtsc() - t);
-	r->faults = vm->mmu.stats.pf_taken;
-	r->called = vm->mmu.stats.pf_prefetch_called;
-	r->pages = vm->mmu.stats.pf_prefetch_pages;
-	r->mapped = vm->mmu.stats.pf_prefetch_mapped;
 	r->data_ok = vm->state == VM_EXITED && vm->exit_status == 0;
-	r->audit_ok = mmu_audit(&vm->mmu, &audit);
-	if (!r->audit_ok)
-		mmu_audit_print(&audit);
-	/* Zapped now, prefetched pages the guest never used show as unused. */
-	mmu_discard(&vm->mmu, 0, vm->mem_bytes);
-	r->unused = vm->mmu.stats.pf_prefetch_unused;
-	vm_destroy(vm);
+	prefetch_run_end(vm, r);
 	return true;
 }
 
 static int prefetch_scenario(int argc, char **argv)
 {
-	static struct prefetch_run runs[N_CHUNKS][N_MODES][N_ORDERS];
+	static struct prefetch_run runs[N_RESTORE_CHUNKS][N_MODES][N_ORDERS];
 	int saved_mode = mmu_config.prefetch;
 	const char *adaptive = mmu_config.prefetch_adaptive ? "on" : "off";
 	const struct snapshot_image *img;
 	uint64_t mib = GUEST_MEM / MiB - GUEST_BASE_MIB;
 	bool all_ok = true;
 
+	if (argc > 1 && strcmp(argv[1], "guest=linux") == 0)
+		return prefetch_linux(argc - 1, argv + 1);
 	for (int i = 1; i < argc; i++)
 		if (strncmp(argv[i], "mib=", 4) != 0 ||
 		    !parse_u64_in(argv[i] + 4, 1, GUEST_MEM / MiB - GUEST_BASE_MIB, &mib))
@@ -118,11 +122,11 @@ static int prefetch_scenario(int argc, char **argv)
 						 (unsigned long long)(GUEST_MEM / MiB - GUEST_BASE_MIB));
 	if (!(img = build_image(mib)))
 		return 1;
-	for (unsigned c = 0; c < N_CHUNKS; c++)
+	for (unsigned c = 0; c < N_RESTORE_CHUNKS; c++)
 		for (int m = 0; m < N_MODES; m++)
 			for (int o = 0; o < N_ORDERS; o++) {
 				mmu_config.prefetch = m;
-				if (!restore_and_touch(img, chunks[c].pages, order_names[o],
+				if (!restore_and_touch(img, restore_chunks[c].pages, order_names[o],
 						       &runs[c][m][o])) {
 					mmu_config.prefetch = saved_mode;
 					snapshot_free(img);
@@ -136,14 +140,14 @@ static int prefetch_scenario(int argc, char **argv)
 		"prefetch_adaptive=%s\n", (unsigned long long)mib, adaptive);
 	kprintf("%-5s %-8s %-8s %8s %8s %7s %7s %7s %7s %5s %5s\n", "chunk", "prefetch", "order",
 		"faults", "ms", "called", "pages", "mapped", "unused", "data", "audit");
-	for (unsigned c = 0; c < N_CHUNKS; c++)
+	for (unsigned c = 0; c < N_RESTORE_CHUNKS; c++)
 		for (int m = 0; m < N_MODES; m++)
 			for (int o = 0; o < N_ORDERS; o++) {
 				const struct prefetch_run *r = &runs[c][m][o];
 
 				all_ok &= r->data_ok && r->audit_ok;
 				kprintf("%-5s %-8s %-8s %8llu %8llu %7llu %7llu %7llu %7llu %5s %5s\n",
-					chunks[c].name, mode_names[m], order_names[o],
+					restore_chunks[c].name, mode_names[m], order_names[o],
 					(unsigned long long)r->faults,
 					(unsigned long long)(r->ns / 1000000),
 					(unsigned long long)r->called, (unsigned long long)r->pages,
@@ -151,7 +155,7 @@ static int prefetch_scenario(int argc, char **argv)
 					r->data_ok ? "ok" : "BAD",
 					r->audit_ok ? "ok" : "BAD");
 			}
-	for (unsigned c = 0; c < N_CHUNKS; c++)
+	for (unsigned c = 0; c < N_RESTORE_CHUNKS; c++)
 		for (int m = 0; m < N_MODES; m++)
 			for (int o = 0; o < N_ORDERS; o++) {
 				const struct prefetch_run *r = &runs[c][m][o];
@@ -161,7 +165,7 @@ static int prefetch_scenario(int argc, char **argv)
 					"pf_prefetch_called=%llu pf_prefetch_pages=%llu "
 					"pf_prefetch_mapped=%llu pf_prefetch_unused=%llu data=%s "
 					"audit=%s\n",
-					chunks[c].name, order_names[o], mode_names[m], adaptive,
+					restore_chunks[c].name, order_names[o], mode_names[m], adaptive,
 					(unsigned long long)r->faults, (unsigned long long)r->ns,
 					(unsigned long long)mib, (unsigned long long)r->called,
 					(unsigned long long)r->pages, (unsigned long long)r->mapped,
@@ -170,5 +174,7 @@ static int prefetch_scenario(int argc, char **argv)
 			}
 	return all_ok ? 0 : 1;
 }
-SCENARIO(prefetch, .name = "prefetch", .run = prefetch_scenario, .usage = "[mib=N]",
-	 .help = "restore a snapshot in 4K..2M chunks, prefetch off/forward/both, 3 orders");
+SCENARIO(prefetch, .name = "prefetch", .run = prefetch_scenario,
+	 .usage = "[mib=N] | guest=linux [mib=N] [mem=SIZE] [chunks=4K,...] [modes=off,...]",
+	 .help = "restore a snapshot in 4K..2M chunks, prefetch off/forward/both, 3 orders; "
+		 "guest=linux: a Linux guest's, prefetch off/forward/adaptive");
