@@ -8,8 +8,9 @@
  * Choices (details at each function in pic.c):
  *   - Power-on: real 8259As are undefined until ICW1; QEMU resets each chip as
  *     ICW1 does (IMR 0 = all unmasked, ISR/IRR 0, vector base 0, IR0 highest
- *     priority, reads return IRR) with ELCR 0 (all edge). sprig does the same:
- *     nothing reaches the CPU anyway until the guest unmasks LINT0.
+ *     priority, reads return IRR) with ELCR 0 (all edge). sprig does the same
+ *     (pic_init); a VM that boots a kernel then gets the pair as the firmware
+ *     leaves it (dev/firmware.h).
  *   - ICW1 (8259A "Initialization Command Words") resets the chip's state but
  *     keeps level-triggered requests pending and the ELCR (as QEMU). ICW3's
  *     value is ignored: the cascade is wired (slave on IR2); ICW4's SFNM and

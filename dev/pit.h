@@ -16,7 +16,9 @@
  *   - Power-on state (as QEMU's reset): every channel in mode 3, lo/hi access,
  *     binary, count 0 (65536) loaded at TSC 0; channels 0 and 1 count from TSC
  *     0 (so OUT0 is an 18.2 Hz square wave until the guest reprograms it),
- *     channel 2 waits for its gate (port 0x61 bit 0, 0 at power-on).
+ *     channel 2 waits for its gate (port 0x61 bit 0, 0 at power-on). A VM
+ *     that boots a kernel then gets channel 0 as the firmware leaves it
+ *     (dev/firmware.h).
  *   - A count is loaded at the TSC of the write that completes it (the
  *     datasheet's "on the next CLK pulse" is not modelled: no extra tick).
  *   - Modes 2 and 3: a new count written while counting restarts the period at

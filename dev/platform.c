@@ -7,6 +7,7 @@
 #include "mm/frame.h"
 #include "dev/acpi_tables.h"
 #include "dev/com1.h"
+#include "dev/firmware.h"
 #include "dev/isa.h"
 #include "virt/vm.h"
 
@@ -144,6 +145,22 @@ void platform_destroy(struct vm *vm)
 	if (p->testdev.iomem)
 		frame_free(va_to_pa(p->testdev.iomem), TESTDEV_IOMEM_ORDER);
 	p->testdev.iomem = NULL;
+}
+
+int platform_firmware_start(struct vm *vm)
+{
+	struct platform *p = &vm->platform;
+	uint64_t now = vm_guest_tsc(vm);
+	uint32_t ivt[FW_IVT_VECTORS];
+
+	firmware_pic(&p->pic);
+	firmware_pit(&p->pit, now);
+	firmware_bsp_apic(&vm->vcpus[0]->apic, now);
+	firmware_ivt(ivt);
+	if (mmu_write_guest(&vm->mmu, FW_STUBS_GPA, firmware_stubs, firmware_stubs_len) ||
+	    mmu_write_guest(&vm->mmu, FW_IVT_GPA, ivt, sizeof(ivt)))
+		return -1;
+	return 0;
 }
 
 int platform_write_acpi(struct vm *vm)

@@ -50,6 +50,11 @@ void platform_destroy(struct vm *vm);
 /* The host's wall clock (Unix seconds) when the VM's guest TSC read 0: the
  * RTC's time base, at creation and after a restore. */
 uint64_t platform_wall_at_tsc0(struct vm *vm);
+/* A VM that boots a kernel starts as the firmware leaves the PC
+ * (dev/firmware.h): the PIC and PIT programmed, the BSP's APIC passing the
+ * PIC on, the real-mode IVT and its handlers in guest memory. A restored VM
+ * has its own state. 0, or -1 when guest memory cannot hold the IVT. */
+int platform_firmware_start(struct vm *vm);
 /* Write the ACPI tables into guest memory (a VM that boots a kernel). */
 int platform_write_acpi(struct vm *vm);
 /* The functions below are called under the VM's lock (vm_lock). */

@@ -362,6 +362,11 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 			vm_teardown(vm, true);
 			return NULL;
 		}
+	} else if (platform_firmware_start(vm)) {
+		/* As a BIOS: the chipset and the IVT first, the kernel over them. */
+		ksnprintf(err, errlen, "the firmware's interrupt table does not fit in guest memory");
+		vm_teardown(vm, true);
+		return NULL;
 	} else if (is_linux ? bzimage_load(&vm->mmu, &bz, &bz_entry, err, errlen) :
 			   mb1_load_boot(&vm->mmu, &boot, &entry, err, errlen)) {
 		vm_teardown(vm, true);

@@ -1,6 +1,7 @@
 /* The 8254 PIT model (dev/pit.c) against the Intel 8254 datasheet, and the
  * calibration sequences Linux and SeaBIOS run on it. */
 #include "check.h"
+#include "dev/firmware.h"
 #include "dev/pit.h"
 #include "tests/rng.h"
 #include <stdint.h>
@@ -735,4 +736,32 @@ TEST(pit_record_checked_records_run)
 		}
 	}
 	CHECK(accepted > 1000);
+}
+
+/* As SeaBIOS leaves it for a kernel (dev/firmware.c): channel 0 in mode 2
+ * with count 65536 from the firmware's TSC, 18.2 Hz; channels 1 and 2 as at
+ * power-on. */
+TEST(pit_firmware_state)
+{
+	for (unsigned i = 0; i < NRATES; i++) {
+		struct pit p, reset;
+		uint64_t khz = rates[i], t0 = 123456789;
+
+		pit_init(&p, khz);
+		firmware_pit(&p, t0);
+		pit_init(&reset, khz);
+		outb(&p, 0x43, 0xe2, t0); /* read-back: channel 0's status */
+		CHECK_EQ_U64(inb(&p, 0x40, t0), 0xb4); /* OUT high, lo/hi, mode 2, binary */
+		for (unsigned ch = 1; ch < 3; ch++) {
+			outb(&p, 0x43, (uint8_t)(0xe0 | 2u << ch), t0);
+			outb(&reset, 0x43, (uint8_t)(0xe0 | 2u << ch), t0);
+			CHECK_EQ_U64(inb(&p, (uint16_t)(0x40 + ch), t0), inb(&reset, (uint16_t)(0x40 + ch), t0));
+		}
+		pit_irq0_edges(&p, t0); /* drop the power-on square wave's edges */
+		CHECK_EQ_U64(pit_next_irq0(&p, t0), t0 + tick_tsc(khz, 65536));
+		CHECK_EQ_U64(pit_irq0_edges(&p, t0 + tick_tsc(khz, 65536) - 1), 0);
+		CHECK_EQ_U64(pit_irq0_edges(&p, t0 + tick_tsc(khz, 65536 * 3)), 3);
+		CHECK(pit_out(&p, 0, t0 + tick_tsc(khz, 65536 * 3)));
+		CHECK(!pit_out(&p, 0, t0 + tick_tsc(khz, 65536 * 3 - 1)));
+	}
 }
