@@ -262,41 +262,9 @@ void lapic_lint(struct lapic *a, unsigned pin);
 
 /* ---- saved state (snapshots and clones: virt/vcpu_state.h) ---- */
 
-/* An APIC's whole architectural state and its timer, without pointers: what
- * a snapshot image holds (docs/snapshot.md, "The local APIC"). Fields are
- * those of struct lapic; the flags are bytes (0 or 1) so that any image bytes
- * read safely. Times are guest-TSC values: they stay valid because a
- * restored vCPU's TSC goes on from the saved one. Not saved: the bus, the
- * TSC rate and timer_fires, which belong to the loading VM. */
-struct lapic_state {
-	uint64_t apic_base;
-	uint32_t initial_id, id;
-	uint32_t tpr, ldr, dfr, svr;
-	uint32_t isr[8], tmr[8], irr[8];
-	uint32_t esr, esr_pending;
-	uint32_t icr_lo, icr_hi;
-	uint32_t lvt[LAPIC_LVT_COUNT];
-	uint32_t timer_initial, timer_divide;
-	uint64_t timer_base, timer_expiries, tsc_deadline;
-	uint32_t timer_first;
-	uint8_t timer_armed, nmi_pending, init_pending, sipi_pending;
-	uint8_t sipi_vector;
-	uint8_t reserved[7]; /* zero */
-};
-_Static_assert(sizeof(struct lapic_state) == 216, "struct lapic_state is part of the image format");
-
-void lapic_state_save(const struct lapic *a, struct lapic_state *s);
-/* Would a real APIC (this model) hold s, on a CPU of phys_bits physical
- * address bits (0: 52)? Pure: IA32_APIC_BASE's reserved bits and mode (EXTD
- * without EN), IDs and LDR per the mode (initial_id itself is the caller's to
- * check: it is the loading vCPU's), reserved bits of every register as the
- * model's writes leave them, vectors 0-15 never pending or in service, and a
- * timer state the model could be in. False with a reason naming the field. */
-bool lapic_state_check(const struct lapic_state *s, unsigned phys_bits, char *err, size_t len);
-/* Load a checked state; keeps a's bus, tsc_khz and timer_fires. */
-void lapic_state_load(struct lapic *a, const struct lapic_state *s);
-
-/* The state record (REC_LAPIC, one per vCPU): the state above, checked as
- * lapic_state_check does and against the loading vCPU (instance: its index,
- * which is its APIC's initial ID; the BSP flag on vCPU 0's alone). */
+/* The state record (REC_LAPIC, one per vCPU; dev/lapic_state.c): the APIC's
+ * whole architectural state and its timer, in guest-TSC times. Its check:
+ * would a real APIC (this model) hold it, on the loading vCPU (instance: its
+ * index, which is its APIC's initial ID; the BSP flag on vCPU 0's alone) of
+ * the loading CPU's MAXPHYADDR? False with a reason naming the field. */
 extern const struct record_type lapic_record;

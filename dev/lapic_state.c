@@ -1,87 +1,20 @@
-/* The local APIC's saved state (lapic.h; snapshots and clones,
- * virt/vcpu_state.h), as the image's struct lapic_state and as the state
- * record lapic_record: save, load, and the one check that a loaded state is
- * one this model could hold (lapic_check), which both use. Apart from the
- * live model: it needs only the model's register bits and power-on values
- * (lapic_internal.h). */
+/* The local APIC's state record lapic_record (lapic.h; snapshots and
+ * clones, virt/vcpu_state.h): the one field list that saves and loads it,
+ * and its check that a loaded state is one this model could hold. Apart from
+ * the live model: it needs only the model's register bits and power-on
+ * values (lapic_internal.h). */
 #include "dev/lapic_internal.h"
 #include "lib/print.h"
 #include "lib/string.h"
 
-/* ---- saved state ---- */
-
-#define ESR_MODEL_BITS \
-	(LAPIC_ESR_SEND_ILLEGAL_VECTOR | LAPIC_ESR_RECV_ILLEGAL_VECTOR | LAPIC_ESR_ILLEGAL_REGISTER)
-
-void lapic_state_save(const struct lapic *a, struct lapic_state *s)
-{
-	memset(s, 0, sizeof *s);
-	s->apic_base = a->apic_base;
-	s->initial_id = a->initial_id;
-	s->id = a->id;
-	s->tpr = a->tpr;
-	s->ldr = a->ldr;
-	s->dfr = a->dfr;
-	s->svr = a->svr;
-	memcpy(s->isr, a->isr, sizeof s->isr);
-	memcpy(s->tmr, a->tmr, sizeof s->tmr);
-	memcpy(s->irr, a->irr, sizeof s->irr);
-	s->esr = a->esr;
-	s->esr_pending = a->esr_pending;
-	s->icr_lo = a->icr_lo;
-	s->icr_hi = a->icr_hi;
-	memcpy(s->lvt, a->lvt, sizeof s->lvt);
-	s->timer_initial = a->timer_initial;
-	s->timer_divide = a->timer_divide;
-	s->timer_base = a->timer_base;
-	s->timer_expiries = a->timer_expiries;
-	s->tsc_deadline = a->tsc_deadline;
-	s->timer_first = a->timer_first;
-	s->timer_armed = a->timer_armed;
-	s->nmi_pending = a->nmi_pending;
-	s->init_pending = a->init_pending;
-	s->sipi_pending = a->sipi_pending;
-	s->sipi_vector = a->sipi_vector;
-}
-
-void lapic_state_load(struct lapic *a, const struct lapic_state *s)
-{
-	a->apic_base = s->apic_base;
-	a->initial_id = s->initial_id;
-	a->id = s->id;
-	a->tpr = s->tpr;
-	a->ldr = s->ldr;
-	a->dfr = s->dfr;
-	a->svr = s->svr;
-	memcpy(a->isr, s->isr, sizeof a->isr);
-	memcpy(a->tmr, s->tmr, sizeof a->tmr);
-	memcpy(a->irr, s->irr, sizeof a->irr);
-	a->esr = s->esr;
-	a->esr_pending = s->esr_pending;
-	a->icr_lo = s->icr_lo;
-	a->icr_hi = s->icr_hi;
-	memcpy(a->lvt, s->lvt, sizeof a->lvt);
-	a->timer_initial = s->timer_initial;
-	a->timer_divide = s->timer_divide;
-	a->timer_base = s->timer_base;
-	a->timer_expiries = s->timer_expiries;
-	a->tsc_deadline = s->tsc_deadline;
-	a->timer_first = s->timer_first;
-	a->timer_armed = s->timer_armed != 0;
-	a->nmi_pending = s->nmi_pending != 0;
-	a->init_pending = s->init_pending != 0;
-	a->sipi_pending = s->sipi_pending != 0;
-	a->sipi_vector = s->sipi_vector;
-}
-
 /* ---- the state record ---- */
 
-/* Saved: the whole architectural state, the fields lapic_state_save copies
- * (times are guest-TSC values: the restored vCPU's TSC goes on from the
- * saved one). Not saved: the bus, the TSC rate, and the timer_fires and
- * arrivals counters, which belong to the loading VM. Checked (lapic_check):
- * what lapic_state_check checks, and that the APIC is the loading vCPU's
- * (initial ID = its index, the BSP flag on vCPU 0's alone). */
+/* Saved: the whole architectural state (times are guest-TSC values: the
+ * restored vCPU's TSC goes on from the saved one). Not saved: the bus, the
+ * TSC rate, and the timer_fires and arrivals counters, which belong to the
+ * loading VM. Checked (lapic_record_check): that the APIC is the loading
+ * vCPU's (initial ID = its index, the BSP flag on vCPU 0's alone) and one
+ * the model could hold. The flags load only as 0 or 1. */
 static void lapic_fields(void *model, struct field_io *io)
 {
 	struct lapic *a = model;
@@ -115,6 +48,9 @@ static void lapic_fields(void *model, struct field_io *io)
 }
 
 /* ---- what a loaded state may hold ---- */
+
+#define ESR_MODEL_BITS \
+	(LAPIC_ESR_SEND_ILLEGAL_VECTOR | LAPIC_ESR_RECV_ILLEGAL_VECTOR | LAPIC_ESR_ILLEGAL_REGISTER)
 
 static const char *const lvt_names[LAPIC_LVT_COUNT] = {
 	"timer", "thermal", "perf", "LINT0", "LINT1", "error",
@@ -288,52 +224,9 @@ static bool check_disabled(const struct lapic *a, char *err, size_t len)
 	return true;
 }
 
-/* Would a real APIC (this model) hold a's state, on a CPU of phys_bits
- * physical address bits (0: 52)? False with the field and the reason. */
-static bool lapic_check(const struct lapic *a, unsigned phys_bits, char *err, size_t len)
-{
-	return check_mode(a, phys_bits, err, len) && check_registers(a, err, len) &&
-	       check_timer(a, err, len) && check_disabled(a, err, len);
-}
-
-/* The image format's own bytes: the flags held as bytes, the reserved ones. */
-static bool check_state_bytes(const struct lapic_state *s, char *err, size_t len)
-{
-	const struct {
-		const char *name;
-		uint8_t val;
-	} flags[] = {
-		{ "timer armed", s->timer_armed }, { "NMI pending", s->nmi_pending },
-		{ "INIT pending", s->init_pending }, { "SIPI pending", s->sipi_pending },
-	};
-
-	for (unsigned i = 0; i < sizeof flags / sizeof flags[0]; i++) {
-		if (flags[i].val > 1) {
-			ksnprintf(err, len, "APIC flag '%s' is %u, not 0 or 1", flags[i].name, flags[i].val);
-			return false;
-		}
-	}
-	for (unsigned i = 0; i < sizeof s->reserved; i++) {
-		if (s->reserved[i]) {
-			ksnprintf(err, len, "APIC state reserved byte %u is not zero", i);
-			return false;
-		}
-	}
-	return true;
-}
-
-bool lapic_state_check(const struct lapic_state *s, unsigned phys_bits, char *err, size_t len)
-{
-	struct lapic a;
-
-	if (!check_state_bytes(s, err, len))
-		return false;
-	memset(&a, 0, sizeof a);
-	lapic_state_load(&a, s);
-	return lapic_check(&a, phys_bits, err, len);
-}
-
-/* The record's check: lapic_check, on the loading vCPU's APIC. */
+/* The record's check: would a real APIC (this model) hold the loaded state,
+ * as the loading vCPU's APIC, on a CPU of lim->phys_bits physical address
+ * bits (0: 52)? False with the field and the reason. */
 static bool lapic_record_check(const void *model, const struct record_limits *lim, char *err,
 			       size_t errlen)
 {
@@ -350,7 +243,8 @@ static bool lapic_record_check(const void *model, const struct record_limits *li
 			  (unsigned long long)a->apic_base);
 		return false;
 	}
-	return lapic_check(a, lim->phys_bits, err, errlen);
+	return check_mode(a, lim->phys_bits, err, errlen) && check_registers(a, err, errlen) &&
+	       check_timer(a, err, errlen) && check_disabled(a, err, errlen);
 }
 
 const struct record_type lapic_record = {
