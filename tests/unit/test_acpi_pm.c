@@ -3,6 +3,7 @@
 #include "check.h"
 #include "dev/acpi_pm.h"
 #include "dev/acpi_tables.h"
+#include <string.h>
 
 #define CNT 4 /* PM1_CNT's offset */
 
@@ -75,4 +76,40 @@ TEST(acpi_pm_reset_sources)
 	CHECK(acpi_pm_kbd_write(0xfe) == ACPI_PM_RESET);
 	CHECK(acpi_pm_kbd_write(0xff) == ACPI_PM_NONE);
 	CHECK(acpi_pm_kbd_write(0xd1) == ACPI_PM_NONE);
+}
+
+/* ---- the state record (acpi_pm_record) ---- */
+
+TEST(acpi_pm_record_round_trip_and_refusals)
+{
+	struct acpi_pm a, b, z;
+	uint8_t buf[16];
+	struct field_io io = field_saver(buf, sizeof buf);
+	struct record_limits lim = { .nr_vcpus = 1 };
+	char err[128] = "";
+
+	acpi_pm_init(&a);
+	a.pm1_sts = 0x0121;
+	CHECK(acpi_pm1_write(&a, 2, 2, 0x0120) == ACPI_PM_NONE);
+	CHECK(acpi_pm1_write(&a, CNT + 1, 1, 0x14) == ACPI_PM_NONE);
+	CHECK(acpi_pm_reset_write(&a, 0x0a) == ACPI_PM_NONE);
+	acpi_pm_record.fields(&a, &io);
+	REQUIRE(!io.overrun && io.pos == record_type_bytes(&acpi_pm_record));
+	acpi_pm_init(&b);
+	io = field_loader(buf, io.pos);
+	acpi_pm_record.fields(&b, &io);
+	CHECK(!io.overrun && !io.bad);
+	CHECK(acpi_pm_record.check(&b, &lim, err, sizeof err));
+	/* The same reads, and the same future: S5 powers off both. */
+	for (unsigned off = 0; off < ACPI_PM1_BYTES; off++)
+		CHECK_EQ_U64(acpi_pm1_read(&a, off), acpi_pm1_read(&b, off));
+	CHECK_EQ_U64(acpi_pm_reset_read(&a), acpi_pm_reset_read(&b));
+	CHECK(acpi_pm1_write(&a, CNT + 1, 1, 0x34) == acpi_pm1_write(&b, CNT + 1, 1, 0x34));
+	/* What no write leaves behind is refused, naming the field. */
+	memset(&z, 0, sizeof z);
+	z.pm1_cnt = ACPI_PM1_CNT_SLP_EN;
+	CHECK(!acpi_pm_record.check(&z, &lim, err, sizeof err) && strstr(err, "pm1_cnt"));
+	memset(&z, 0, sizeof z);
+	z.reset_control = 0x04;
+	CHECK(!acpi_pm_record.check(&z, &lim, err, sizeof err) && strstr(err, "reset_control"));
 }
