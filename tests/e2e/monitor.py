@@ -27,9 +27,11 @@ class Symbols:
 
     def __init__(self, elf=SPRIG_ELF):
         out = subprocess.run(["nm", "-n", elf], stdout=subprocess.PIPE, text=True).stdout
-        self.funcs = [(int(a, 16), n) for a, t, n in
-                      (l.split() for l in out.splitlines() if len(l.split()) == 3)
-                      if t in "tTwW"]
+        syms = [l.split() for l in out.splitlines() if len(l.split()) == 3]
+        self.funcs = [(int(a, 16), n) for a, t, n in syms if t in "tTwW"]
+        # sprig runs every CPU on the page tables boot/paging.c builds from
+        # its pool, the root first: any other CR3 is a guest's.
+        self.cr3 = next((int(a, 16) for a, t, n in syms if n == "pool"), None)
         with open(elf, "rb") as f:
             data = f.read()
         phoff, = struct.unpack_from("<Q", data, 0x20)
@@ -54,11 +56,13 @@ class Symbols:
                 return data[addr - vaddr:addr - vaddr + n]
         return None
 
-    def where(self, rip, mem_bytes):
+    def where(self, rip, mem_bytes, cr3=None):
         """"sprig: FUNC+OFF" when the bytes at rip (read through the CPU's own
-        mapping) are sprig's; a guest's when they differ; when they cannot be
-        read, most likely a guest's (QEMU's monitor does not walk nested
-        paging), with the name it would have in sprig."""
+        mapping) are sprig's and so is its CR3; a guest's when they differ;
+        when they cannot be read, most likely a guest's (QEMU's monitor does
+        not walk nested paging), with the name it would have in sprig."""
+        if cr3 is not None and self.cr3 is not None and cr3 & ~0xfff != self.cr3:
+            return "in a guest (CR3 not sprig's; if sprig's: %s)" % self.name(rip)
         if mem_bytes is None:
             return "in a guest or unreadable (if sprig's: %s)" % self.name(rip)
         if self.code(rip, len(mem_bytes)) == mem_bytes:
@@ -80,7 +84,7 @@ def describe(cpu, regs, read, syms):
     rip, rbp = regs.get("rip"), regs.get("rbp")
     if rip is None:
         return "cpu %d: no registers" % cpu
-    where = syms.where(rip, read(rip, 16))
+    where = syms.where(rip, read(rip, 16), regs.get("cr3"))
     line = "cpu %d: RIP 0x%x %s; RSP 0x%x RBP 0x%x CR3 0x%x" % (
         cpu, rip, where, regs.get("rsp", 0), rbp or 0, regs.get("cr3", 0))
     if not where.startswith("sprig"):
