@@ -2,6 +2,7 @@
  * behaviour, routing to local APIC models (dev/lapic*.c) on a lapic_bus; and
  * the LAPIC's level-triggered EOI hook (lapic_bus.level_eoi). */
 #include "check.h"
+#include "record_check.h"
 #include "dev/ioapic.h"
 #include "dev/lapic.h"
 #include <stdint.h>
@@ -513,39 +514,6 @@ TEST(ioapic_lapic_level_eoi_hook)
 
 /* ---- the state record (ioapic_record) ---- */
 
-/* Save `from` and load it into `to`, which ioapic_init has set up. */
-static void ioapic_copy(struct ioapic *from, struct ioapic *to)
-{
-	uint8_t buf[256];
-	struct field_io out = field_saver(buf, sizeof buf), in;
-
-	ioapic_record.fields(from, &out);
-	CHECK(!out.overrun);
-	in = field_loader(buf, out.pos);
-	ioapic_record.fields(to, &in);
-	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
-}
-
-/* The record of `io` loaded into zeroes, as a restore checks it. */
-static void ioapic_loaded(struct ioapic *io, struct ioapic *z)
-{
-	memset(z, 0, sizeof *z);
-	ioapic_copy(io, z);
-}
-
-static bool ioapic_saved_ok(struct ioapic *io)
-{
-	struct ioapic z;
-	char err[160] = "";
-	bool ok;
-
-	ioapic_loaded(io, &z);
-	ok = ioapic_record.check(&z, NULL, err, sizeof err);
-	if (!ok)
-		fprintf(stderr, "  refused: %s\n", err);
-	return ok;
-}
-
 /* ID 5; pin 1 edge with its line held high; pin 4 level, sent (remote IRR)
  * and still asserted; pin 9 level, masked and asserted; pin 12 NMI with the
  * trigger bit set; IOREGSEL left on entry 4's high half. */
@@ -615,7 +583,7 @@ TEST(ioapic_record_round_trip)
 		memcpy(lb[i].irr, la[i].irr, sizeof la[i].irr);
 		memcpy(lb[i].tmr, la[i].tmr, sizeof la[i].tmr);
 	}
-	ioapic_copy(&a, &b);
+	record_copy(&ioapic_record, &a, &b);
 	CHECK(b.bus == &bus_b && b.delivered[4] == 0);
 	check_same_future(&a, la, &b, lb);
 	CHECK_EQ_U64(rte_rd(&b, 12), dest(1) | mode(LAPIC_DM_NMI) | RTE_LEVEL);
@@ -632,20 +600,20 @@ TEST(ioapic_record_check_accepts)
 	struct lapic la[2];
 
 	setup(&io, &bus, la, 2);
-	CHECK(ioapic_saved_ok(&io));
+	CHECK(record_saved_ok(&ioapic_record, &io));
 	busy_ioapic(&io);
-	CHECK(ioapic_saved_ok(&io));
+	CHECK(record_saved_ok(&ioapic_record, &io));
 	/* remote IRR stays when the entry turns NMI; asserted, masked, in service */
 	rte_wr(&io, 4, dest(1) | RTE_LEVEL | mode(LAPIC_DM_NMI) | 0x34);
 	rte_wr(&io, 9, dest(0) | RTE_LEVEL | 0x39);
 	rte_wr(&io, 9, dest(0) | RTE_LEVEL | RTE_MASKED | 0x39);
 	CHECK(io.redir[4] & io.redir[9] & RTE_REMOTE_IRR);
-	CHECK(ioapic_saved_ok(&io));
+	CHECK(record_saved_ok(&ioapic_record, &io));
 	/* every bit a guest can write, reserved ones included */
 	rte_wr(&io, 20, ~0ull);
 	reg_wr(&io, IOAPIC_REG_ID, ~0u);
 	ioapic_mmio_write(&io, IOAPIC_IOREGSEL, 1, 0xff);
-	CHECK(ioapic_saved_ok(&io));
+	CHECK(record_saved_ok(&ioapic_record, &io));
 }
 
 TEST(ioapic_record_check_refuses)
@@ -669,7 +637,7 @@ TEST(ioapic_record_check_refuses)
 	setup(&io, &bus, la, 2);
 	busy_ioapic(&io);
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		ioapic_loaded(&io, &z);
+		record_loaded(&ioapic_record, &io, &z);
 		switch (cases[i].field) {
 		case 0: z.id = 0x10; break;
 		case 1: z.line |= 1u << 24; break;

@@ -1,6 +1,7 @@
 /* The 8259A pair (dev/pic.c) against the 8259A datasheet and QEMU's i8259,
  * initialised as Linux and SeaBIOS do it. */
 #include "check.h"
+#include "record_check.h"
 #include "dev/firmware.h"
 #include "dev/pic.h"
 #include <stdint.h>
@@ -393,39 +394,6 @@ TEST(pic_elcr_level)
 
 /* ---- the state record (pic_record) ---- */
 
-/* Save `from` and load it into `to`, which pic_init has set up. */
-static void pic_copy(struct pic *from, struct pic *to)
-{
-	uint8_t buf[128];
-	struct field_io out = field_saver(buf, sizeof buf), in;
-
-	pic_record.fields(from, &out);
-	CHECK(!out.overrun);
-	in = field_loader(buf, out.pos);
-	pic_record.fields(to, &in);
-	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
-}
-
-/* The record of `p` loaded into zeroes, as a restore checks it. */
-static void pic_loaded(struct pic *p, struct pic *z)
-{
-	memset(z, 0, sizeof *z);
-	pic_copy(p, z);
-}
-
-static bool pic_saved_ok(struct pic *p)
-{
-	struct pic z;
-	char err[128] = "";
-	bool ok;
-
-	pic_loaded(p, &z);
-	ok = pic_record.check(&z, NULL, err, sizeof err);
-	if (!ok)
-		fprintf(stderr, "  refused: %s\n", err);
-	return ok;
-}
-
 /* Both pairs read the same and go on alike through the same inputs: acks,
  * EOIs, polls, IRR/ISR reads, masks, lines rising and falling. */
 static void check_same_future(struct pic *a, struct pic *b)
@@ -491,7 +459,7 @@ TEST(pic_record_round_trip_busy)
 
 	busy_pair(&a);
 	pic_init(&b);
-	pic_copy(&a, &b);
+	record_copy(&pic_record, &a, &b);
 	CHECK(b.chip[0].is_master && !b.chip[1].is_master);
 	CHECK_EQ_U64(b.chip[0].elcr_mask, 0xf8);
 	CHECK_EQ_U64(pic_port_read(&b, 0x20), 0x02); /* ISR, as selected */
@@ -529,7 +497,7 @@ TEST(pic_record_round_trip_initialising)
 	initialising_pair(&a);
 	CHECK_EQ_U64(a.chip[0].init_state, 2);
 	pic_init(&b);
-	pic_copy(&a, &b);
+	record_copy(&pic_record, &a, &b);
 	for (unsigned i = 0; i < 2; i++) {
 		struct pic *p = both[i];
 
@@ -561,7 +529,7 @@ TEST(pic_record_round_trip_icw_steps)
 		if (i & 1)
 			pic_port_write(&a, 0x21, 0x50);
 		pic_init(&b);
-		pic_copy(&a, &b);
+		record_copy(&pic_record, &a, &b);
 		for (unsigned k = 0; k < 4; k++) {
 			pic_port_write(&a, 0x21, (uint8_t)(0x58 + k));
 			pic_port_write(&b, 0x21, (uint8_t)(0x58 + k));
@@ -577,13 +545,13 @@ TEST(pic_record_check_accepts)
 	struct pic p;
 
 	pic_init(&p);
-	CHECK(pic_saved_ok(&p));
+	CHECK(record_saved_ok(&pic_record, &p));
 	busy_pair(&p);
-	CHECK(pic_saved_ok(&p));
+	CHECK(record_saved_ok(&pic_record, &p));
 	initialising_pair(&p);
-	CHECK(pic_saved_ok(&p));
+	CHECK(record_saved_ok(&pic_record, &p));
 	pic_port_write(&p, 0xa0, 0x12); /* slave: single, ICW2 next */
-	CHECK(pic_saved_ok(&p));
+	CHECK(record_saved_ok(&pic_record, &p));
 }
 
 TEST(pic_record_check_refuses)
@@ -609,7 +577,7 @@ TEST(pic_record_check_refuses)
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct pic_chip *c;
 
-		pic_loaded(&p, &z);
+		record_loaded(&pic_record, &p, &z);
 		c = &z.chip[cases[i].chip];
 		switch (cases[i].field) {
 		case 0: c->init_state = 4; break;
@@ -630,26 +598,15 @@ TEST(pic_record_check_refuses)
 TEST(pic_record_bool_byte)
 {
 	struct pic p;
-	uint8_t off_buf[128], on_buf[128];
-	struct field_io off = field_saver(off_buf, sizeof off_buf), on = field_saver(on_buf, sizeof on_buf), in;
-	unsigned at = 0, diffs = 0;
+	uint8_t off[128], on[128];
+	uint32_t n;
 
 	busy_pair(&p);
-	pic_record.fields(&p, &off);
+	n = record_save(&pic_record, &p, off, sizeof off);
 	p.chip[1].poll = true;
-	pic_record.fields(&p, &on);
-	REQUIRE(!off.overrun && on.pos == off.pos);
-	for (unsigned i = 0; i < off.pos; i++)
-		if (off_buf[i] != on_buf[i]) {
-			at = i;
-			diffs++;
-		}
-	REQUIRE(diffs == 1 && on_buf[at] == 1);
-	on_buf[at] = 2;
+	CHECK(record_save(&pic_record, &p, on, sizeof on) == n);
 	pic_init(&p);
-	in = field_loader(on_buf, on.pos);
-	pic_record.fields(&p, &in);
-	CHECK(in.bad && strstr(in.bad, "poll"));
+	record_bool_byte_refused(&pic_record, off, on, n, &p, "poll");
 	CHECK(!p.chip[1].poll);
 }
 

@@ -1,6 +1,7 @@
 /* The 8254 PIT model (dev/pit.c) against the Intel 8254 datasheet, and the
  * calibration sequences Linux and SeaBIOS run on it. */
 #include "check.h"
+#include "record_check.h"
 #include "dev/firmware.h"
 #include "dev/pit.h"
 #include "tests/rng.h"
@@ -407,39 +408,6 @@ TEST(pit_port61)
 
 #define REC_KHZ 2000000 /* 2 GHz: 1676 TSC cycles a PIT tick */
 
-/* Save `from` and load it into `to`, which pit_init has set up. */
-static void pit_copy(struct pit *from, struct pit *to)
-{
-	uint8_t buf[512];
-	struct field_io out = field_saver(buf, sizeof buf), in;
-
-	pit_record.fields(from, &out);
-	CHECK(!out.overrun);
-	in = field_loader(buf, out.pos);
-	pit_record.fields(to, &in);
-	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
-}
-
-/* The record of `p` loaded into zeroes, as a restore checks it. */
-static void pit_loaded(struct pit *p, struct pit *z)
-{
-	memset(z, 0, sizeof *z);
-	pit_copy(p, z);
-}
-
-static bool pit_saved_ok(struct pit *p)
-{
-	struct pit z;
-	char err[160] = "";
-	bool ok;
-
-	pit_loaded(p, &z);
-	ok = pit_record.check(&z, NULL, err, sizeof err);
-	if (!ok)
-		fprintf(stderr, "  refused: %s\n", err);
-	return ok;
-}
-
 /* Both PITs read the same and give the same IRQ 0 edges at `now`. */
 static void check_same_now(struct pit *a, struct pit *b, uint64_t now, unsigned k)
 {
@@ -518,7 +486,7 @@ TEST(pit_record_round_trip_busy)
 
 	CHECK_EQ_U64(pit_next_irq0(&a, now), now); /* edges pending */
 	pit_init(&b, REC_KHZ);
-	pit_copy(&a, &b);
+	record_copy(&pit_record, &a, &b);
 	CHECK_EQ_U64(b.tsc_khz, REC_KHZ);
 	CHECK_EQ_U64(pit_irq0_edges(&b, now), 3); /* ticks 3579, 4772, 5965 */
 	CHECK_EQ_U64(inb(&b, 0x41, now), 0x19);   /* the latched count's high byte: 2500 - 2 * 300 */
@@ -553,7 +521,7 @@ TEST(pit_record_round_trip_armed)
 	inb(&a, 0x42, now);
 	CHECK(a.ch[2].waiting);
 	pit_init(&b, REC_KHZ);
-	pit_copy(&a, &b);
+	record_copy(&pit_record, &a, &b);
 	CHECK_EQ_U64(pit_next_irq0(&b, now), now + tick_tsc(REC_KHZ, 129)); /* mode 4: count + 1 */
 	check_same_now(&a, &b, now + 5, 0);
 	outb(&a, 0x41, 0x12, now + 10);
@@ -586,7 +554,7 @@ TEST(pit_record_round_trip_resumed)
 	uint64_t now = resumed_pit(&a);
 
 	pit_init(&b, REC_KHZ);
-	pit_copy(&a, &b);
+	record_copy(&pit_record, &a, &b);
 	CHECK(b.ch[2].running && b.ch[2].gate);
 	check_same_now(&a, &b, now, 0);
 	for (uint64_t t = now; t < now + 3000 * 1676; t += 200 * 1676) {
@@ -604,20 +572,20 @@ TEST(pit_record_check_accepts)
 	struct pit p;
 
 	pit_init(&p, REC_KHZ);
-	CHECK(pit_saved_ok(&p));
+	CHECK(record_saved_ok(&pit_record, &p));
 	busy_pit(&p);
-	CHECK(pit_saved_ok(&p));
+	CHECK(record_saved_ok(&pit_record, &p));
 	resumed_pit(&p);
-	CHECK(pit_saved_ok(&p));
+	CHECK(record_saved_ok(&pit_record, &p));
 	outb(&p, 0x43, 0x92, 1); /* ch2 mode 1, lsb: waiting for a count */
-	CHECK(pit_saved_ok(&p));
+	CHECK(record_saved_ok(&pit_record, &p));
 	outb(&p, 0x42, 0x05, 2);
-	CHECK(pit_saved_ok(&p)); /* and for the gate */
+	CHECK(record_saved_ok(&pit_record, &p)); /* and for the gate */
 	outb(&p, 0x61, 0x00, 3);
 	outb(&p, 0x61, 0x01, 4);
-	CHECK(pit_saved_ok(&p)); /* counting */
+	CHECK(record_saved_ok(&pit_record, &p)); /* counting */
 	outb(&p, 0x61, 0x00, 5);
-	CHECK(pit_saved_ok(&p)); /* a low gate does not stop mode 1 */
+	CHECK(record_saved_ok(&pit_record, &p)); /* a low gate does not stop mode 1 */
 }
 
 /* Case i: break one field of the busy PIT's record; the refusal, NULL past the last. */
@@ -654,7 +622,7 @@ TEST(pit_record_check_refuses)
 	const char *reason;
 
 	busy_pit(&p);
-	for (unsigned i = 0; pit_loaded(&p, &z), (reason = break_pit(i, &z)); i++) {
+	for (unsigned i = 0; record_loaded(&pit_record, &p, &z), (reason = break_pit(i, &z)); i++) {
 		err[0] = 0;
 		CHECK(!pit_record.check(&z, NULL, err, sizeof err));
 		if (!strstr(err, reason)) {
@@ -667,26 +635,15 @@ TEST(pit_record_check_refuses)
 TEST(pit_record_bool_byte)
 {
 	struct pit p;
-	uint8_t off_buf[512], on_buf[512];
-	struct field_io off = field_saver(off_buf, sizeof off_buf), on = field_saver(on_buf, sizeof on_buf), in;
-	unsigned at = 0, diffs = 0;
+	uint8_t off[512], on[512];
+	uint32_t n;
 
 	busy_pit(&p);
-	pit_record.fields(&p, &off);
+	n = record_save(&pit_record, &p, off, sizeof off);
 	p.ch[2].waiting = true;
-	pit_record.fields(&p, &on);
-	REQUIRE(!off.overrun && on.pos == off.pos);
-	for (unsigned i = 0; i < off.pos; i++)
-		if (off_buf[i] != on_buf[i]) {
-			at = i;
-			diffs++;
-		}
-	REQUIRE(diffs == 1 && on_buf[at] == 1);
-	on_buf[at] = 2;
+	CHECK(record_save(&pit_record, &p, on, sizeof on) == n);
 	pit_init(&p, REC_KHZ);
-	in = field_loader(on_buf, on.pos);
-	pit_record.fields(&p, &in);
-	CHECK(in.bad && strstr(in.bad, "waiting"));
+	record_bool_byte_refused(&pit_record, off, on, n, &p, "waiting");
 	CHECK(!p.ch[2].waiting);
 }
 

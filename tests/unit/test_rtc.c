@@ -1,6 +1,7 @@
 /* The CMOS RTC model (dev/rtc.c) against the MC146818A datasheet and the
  * CMOS bytes QEMU's pc machine sets. */
 #include "check.h"
+#include "record_check.h"
 #include "lib/civil.h"
 #include "dev/rtc.h"
 #include "tests/rng.h"
@@ -240,39 +241,6 @@ TEST(rtc_index_port)
 #define REC_T0 1700000000ull /* 2023-11-14 22:13:20 UTC at TSC 0 */
 #define REC_RAM (256ull << 20)
 
-/* Save `from` and load it into `to`, which rtc_init has set up. */
-static void rtc_copy(struct rtc *from, struct rtc *to)
-{
-	uint8_t buf[256];
-	struct field_io out = field_saver(buf, sizeof buf), in;
-
-	rtc_record.fields(from, &out);
-	CHECK(!out.overrun);
-	in = field_loader(buf, out.pos);
-	rtc_record.fields(to, &in);
-	CHECK(!in.overrun && !in.bad && in.pos == out.pos);
-}
-
-/* The record of `r` loaded into zeroes, as a restore checks it. */
-static void rtc_loaded(struct rtc *r, struct rtc *z)
-{
-	memset(z, 0, sizeof *z);
-	rtc_copy(r, z);
-}
-
-static bool rtc_saved_ok(struct rtc *r)
-{
-	struct rtc z;
-	char err[160] = "";
-	bool ok;
-
-	rtc_loaded(r, &z);
-	ok = rtc_record.check(&z, NULL, err, sizeof err);
-	if (!ok)
-		fprintf(stderr, "  refused: %s\n", err);
-	return ok;
-}
-
 /* Both RTCs read the same at `now`: the data port at the saved index, then
  * every CMOS byte (register C's flags consumed alike). */
 static void check_same_now(struct rtc *a, struct rtc *b, uint64_t now, unsigned k)
@@ -336,7 +304,7 @@ TEST(rtc_record_round_trip_running)
 	uint64_t now = busy_rtc(&a);
 
 	rtc_init(&b, REC_KHZ, REC_T0, REC_RAM);
-	rtc_copy(&a, &b);
+	record_copy(&rtc_record, &a, &b);
 	CHECK(b.tsc_khz == REC_KHZ && b.unix_at_tsc0 == REC_T0);
 	for (unsigned i = 0; i < 2; i++) {
 		struct rtc *r = i ? &b : &a;
@@ -373,7 +341,7 @@ TEST(rtc_record_round_trip_frozen)
 	cmos_wr(&a, RTC_MIN, 59, now);
 	rtc_port_write(&a, 0x70, RTC_MIN, now);
 	rtc_init(&b, REC_KHZ, REC_T0, REC_RAM);
-	rtc_copy(&a, &b);
+	record_copy(&rtc_record, &a, &b);
 	now += 100 * REC_HZ;
 	check_same_now(&a, &b, now, 0);
 	for (unsigned i = 0; i < 2; i++) {
@@ -394,9 +362,9 @@ TEST(rtc_record_check_accepts)
 	uint64_t now;
 
 	rtc_init(&r, REC_KHZ, REC_T0, REC_RAM);
-	CHECK(rtc_saved_ok(&r));
+	CHECK(record_saved_ok(&rtc_record, &r));
 	now = busy_rtc(&r);
-	CHECK(rtc_saved_ok(&r));
+	CHECK(record_saved_ok(&rtc_record, &r));
 	/* the furthest times the registers can set, either way */
 	cmos_wr(&r, RTC_REG_B, RTC_B_24H | RTC_B_DM_BINARY, now);
 	cmos_wr(&r, RTC_CENTURY, 0xff, now);
@@ -404,17 +372,17 @@ TEST(rtc_record_check_accepts)
 	cmos_wr(&r, RTC_MONTH, 0xff, now);
 	cmos_wr(&r, RTC_MDAY, 0xff, now);
 	cmos_wr(&r, RTC_HOUR, 0xff, now);
-	CHECK(rtc_saved_ok(&r));
+	CHECK(record_saved_ok(&rtc_record, &r));
 	cmos_wr(&r, RTC_CENTURY, 0, ~0ull);
 	cmos_wr(&r, RTC_YEAR, 0, ~0ull);
 	cmos_wr(&r, RTC_MONTH, 0, ~0ull);
 	cmos_wr(&r, RTC_MDAY, 0, ~0ull);
-	CHECK(rtc_saved_ok(&r));
+	CHECK(record_saved_ok(&rtc_record, &r));
 	rtc_init(&r, 1, REC_T0, REC_RAM); /* the slowest TSC: the most seconds */
 	cmos_wr(&r, RTC_YEAR, 0, ~0ull);
 	cmos_wr(&r, RTC_CENTURY, 0, ~0ull);
 	CHECK(r.offset < -((int64_t)1 << 53));
-	CHECK(rtc_saved_ok(&r));
+	CHECK(record_saved_ok(&rtc_record, &r));
 }
 
 TEST(rtc_record_check_refuses)
@@ -435,7 +403,7 @@ TEST(rtc_record_check_refuses)
 
 	busy_rtc(&r);
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		rtc_loaded(&r, &z);
+		record_loaded(&rtc_record, &r, &z);
 		switch (cases[i].field) {
 		case 0: z.index = 0x80; break;
 		case 1: z.cmos[RTC_REG_A] |= RTC_A_UIP; break;
@@ -456,26 +424,15 @@ TEST(rtc_record_check_refuses)
 TEST(rtc_record_bool_byte)
 {
 	struct rtc r;
-	uint8_t off_buf[256], on_buf[256];
-	struct field_io off = field_saver(off_buf, sizeof off_buf), on = field_saver(on_buf, sizeof on_buf), in;
-	unsigned at = 0, diffs = 0;
+	uint8_t off[256], on[256];
+	uint32_t n;
 
 	rtc_init(&r, REC_KHZ, REC_T0, REC_RAM);
-	rtc_record.fields(&r, &off);
+	n = record_save(&rtc_record, &r, off, sizeof off);
 	rtc_port_write(&r, 0x70, 0x80, 0); /* NMI mask, same index */
-	rtc_record.fields(&r, &on);
-	REQUIRE(!off.overrun && on.pos == off.pos);
-	for (unsigned i = 0; i < off.pos; i++)
-		if (off_buf[i] != on_buf[i]) {
-			at = i;
-			diffs++;
-		}
-	REQUIRE(diffs == 1 && on_buf[at] == 1);
-	on_buf[at] = 2;
+	CHECK(record_save(&rtc_record, &r, on, sizeof on) == n);
 	rtc_init(&r, REC_KHZ, REC_T0, REC_RAM);
-	in = field_loader(on_buf, on.pos);
-	rtc_record.fields(&r, &in);
-	CHECK(in.bad && strstr(in.bad, "nmi_masked"));
+	record_bool_byte_refused(&rtc_record, off, on, n, &r, "nmi_masked");
 	CHECK(!r.nmi_masked);
 }
 
