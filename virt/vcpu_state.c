@@ -168,7 +168,7 @@ static bool load_cpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
 static void load_record(struct vm *vm, const struct record_header *h, const void *payload)
 {
 	struct vcpu *v = h->instance < vm->nr_vcpus ? vm->vcpus[h->instance] : NULL;
-	struct vm_device *d = device_of(vm, h->id);
+	struct vm_device *d;
 	struct vm_saved vs;
 	struct vcpu_msrs msrs;
 
@@ -193,6 +193,7 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 		msr_pvclock_resume(v);
 		return;
 	default:
+		d = device_of(vm, h->id); /* devices_match found it */
 		record_load(d->record, payload, h->length, d->model);
 	}
 }
