@@ -7,6 +7,8 @@ import os
 import signal
 import subprocess
 
+from machine import iso_path, run_bochs
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GUESTS = os.path.join(ROOT, "build", "guests")
 
@@ -61,8 +63,7 @@ def make_bare_iso(name, args="", path=None):
     import tempfile
     kernel = os.path.join(GUESTS, name + ".elf")
     if path is None:
-        os.makedirs(os.path.join(ROOT, "build", "e2e"), exist_ok=True)
-        path = os.path.join(ROOT, "build", "e2e", "bare-%s.iso" % name)
+        path = iso_path("bare-" + name)
     d = tempfile.mkdtemp(prefix="sprig-bare-")
     try:
         os.makedirs(os.path.join(d, "boot", "grub"))
@@ -93,9 +94,7 @@ def run_bare_bochs(name, args="", model="corei7_skylake_x", megs=128, timeout=30
     report the guest's exit status: the runtime's exit() ends Bochs through
     port 0x8900, and the caller reads the status from the guest's own
     output. One Bochs at a time (machine.run_bochs holds the lock)."""
-    from machine import run_bochs
-    iso = make_bare_iso(name, args, os.path.join(ROOT, "build", "e2e",
-                                                 "bare-%s-%s.iso" % (name, model)))
+    iso = make_bare_iso(name, args, iso_path("bare-%s-%s" % (name, model)))
     return run_bochs(iso, model=model, megs=megs, timeout=timeout)
 
 

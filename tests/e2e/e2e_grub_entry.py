@@ -11,7 +11,7 @@ import re
 import subprocess
 import tempfile
 
-from machine import BUILD, PROMPT, ROOT, BochsConsole, Machine, Timeout, scenario_main
+from machine import PROMPT, ROOT, BochsConsole, Machine, Timeout, iso_path, scenario_main
 
 SCENARIOS = ["readme_entry_seabios", "readme_entry_ovmf", "readme_entry_bochs"]
 
@@ -35,8 +35,7 @@ def readme_entry():
 def entry_iso(entry):
     """build/e2e/grub-entry.iso: build/sprig.elf at /boot/sprig.elf, grub.cfg
     `set timeout=0` and ENTRY."""
-    os.makedirs(BUILD, exist_ok=True)
-    iso = os.path.join(BUILD, "grub-entry.iso")
+    iso = iso_path("grub-entry")
     with tempfile.NamedTemporaryFile("w", suffix=".cfg") as cfg:
         cfg.write("set timeout=0\n" + entry)
         cfg.flush()

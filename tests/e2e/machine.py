@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -18,10 +19,21 @@ OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
 
 
+# tests/run.py runs two lanes of scenarios at once; a lane's name keeps its
+# ISOs apart from the other's.
+LANE = threading.local()
+
+
+def iso_path(name):
+    """build/e2e/NAME.iso, or NAME-LANE.iso inside a named lane."""
+    os.makedirs(BUILD, exist_ok=True)
+    lane = getattr(LANE, "name", "")
+    return os.path.join(BUILD, name + ("-" + lane if lane else "") + ".iso")
+
+
 def make_iso(name, args="", modules=()):
     """Build build/e2e/NAME.iso booting build/sprig.elf with kernel ARGS."""
-    os.makedirs(BUILD, exist_ok=True)
-    iso = os.path.join(BUILD, name + ".iso")
+    iso = iso_path(name)
     subprocess.run([os.path.join(ROOT, "tools", "mkiso.sh"),
                     os.path.join(ROOT, "build", "sprig.elf"), iso, args, *modules],
                    check=True)
@@ -106,9 +118,14 @@ class Console:
                 return out
             left = deadline - time.time()
             if left <= 0:
-                raise Timeout("no %r within %ss; console tail:\n%s" % (text, timeout, self.log[-1500:]))
+                raise Timeout("no %r within %ss; console tail:\n%s%s" %
+                              (text, timeout, self.log[-1500:], self.hang_report()))
             if self._read(min(left, 1.0)) is None:
                 raise Timeout("emulator exited before %r; console tail:\n%s" % (text, self.log[-1500:]))
+
+    def hang_report(self):
+        """What the emulator can tell of its CPUs when sprig stops answering."""
+        return ""
 
     def send(self, raw):
         self.send_bytes(raw.encode())
@@ -135,7 +152,9 @@ class Machine(Console):
             shutil.copy(OVMF_VARS, vars_copy)
             cmd += ["-drive", "if=pflash,format=raw,unit=0,readonly=on,file=" + OVMF_CODE,
                     "-drive", "if=pflash,format=raw,unit=1,file=" + vars_copy]
-        cmd += list(extra)
+        # A monitor of its own, for hang_report.
+        self.qmp_path = os.path.join(self.tmp, "hang.sock")
+        cmd += ["-qmp", "unix:%s,server=on,wait=off" % self.qmp_path] + list(extra)
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT, start_new_session=True)
         self._start_log()
@@ -145,6 +164,19 @@ class Machine(Console):
         if not r:
             return None
         return os.read(self.proc.stdout.fileno(), 65536)
+
+    def hang_report(self):
+        """Each CPU's RIP and frames, and the console CPU's local APIC (its
+        tick wakes the shell), from QEMU's monitor."""
+        from monitor import Qmp, Symbols  # monitor imports this module
+        qmp = Qmp(self.qmp_path)
+        try:
+            cpus = qmp.dump(Symbols()).split("\n---", 1)[0]
+            return "\nCPUs:\n%s\nCPU 0's local APIC:\n%s" % (cpus, qmp.hmp("info lapic", 0))
+        except Exception as e:  # the report must not hide the timeout
+            return "\n(no CPU report: %s)" % e
+        finally:
+            qmp.close()
 
     def send_bytes(self, data):
         self.proc.stdin.write(data)
