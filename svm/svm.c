@@ -354,6 +354,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | tpr_class;
 
 	msr_load_tsc_aux(v);
+	msr_load_pkrs(v);
 	svm_enter(sv->vmcb_pa, &v->regs, cpu->host_vmcb_pa);
 
 	v->regs.rax = vmcb->save.rax;
@@ -443,6 +444,12 @@ static uint64_t svm_guest_cr0(struct vcpu *v)
 static uint64_t svm_guest_cr4(struct vcpu *v)
 {
 	return ((struct svm_vcpu *)v->arch)->vmcb->save.cr4;
+}
+
+/* The VMCB holds no IA32_PKRS: run() loads the guest's into the CPU. */
+static bool svm_pks_switched(void)
+{
+	return cpuinfo.pks;
 }
 
 /* INIT (APM vol. 2, table 14-1, as KVM's init_vmcb): real mode at F000:FFF0
@@ -581,6 +588,7 @@ const struct virt_backend svm_backend = {
 	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,
 	.guest_cr4 = svm_guest_cr4,
+	.pks_switched = svm_pks_switched,
 	.init_state = svm_init_state,
 	.sipi = svm_sipi,
 	.boot_selectors = svm_boot_selectors,

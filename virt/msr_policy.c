@@ -44,6 +44,7 @@ enum msr_home msr_home(uint32_t msr)
 	case MSR_MTRRCAP:
 	case MSR_MTRR_DEF_TYPE:
 	case MSR_TSC_AUX:
+	case MSR_PKRS:
 	case MSR_K8_INT_PENDING_MSG:
 	case MSR_UCODE_REV:
 	case MSR_KVM_SYSTEM_TIME_NEW:
@@ -155,6 +156,12 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 		else if ((val >> 32) && g->intel)
 			why = "TSC_AUX bits 63:32 set";
 		*store = val & LOW32;
+		break;
+	case MSR_PKRS:
+		if (!g->pks)
+			why = "PKRS without PKS";
+		else if (val >> 32)
+			why = "PKRS bits 63:32 set";
 		break;
 	case MSR_UCODE_REV: /* any value, dropped (a microcode load's trigger) */
 		break;

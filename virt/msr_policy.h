@@ -27,6 +27,9 @@
  *   TSC_AUX            with RDTSCP or RDPID in CPUID: bits 31:0 as written, which
  *                      RDTSCP and RDPID return; bits 63:32 set raise #GP on
  *                      Intel and are dropped on AMD, as KVM has it
+ *   PKRS               with PKS in CPUID: bits 31:0 as written, the supervisor
+ *                      protection keys' rights; bits 63:32 set raise #GP
+ *                      (SDM vol. 3A 4.6.2)
  *   UCODE_REV          reads revision 1 (bits 63:32), as KVM answers; writes
  *                      accepted and dropped (Linux's Intel code writes 0 and
  *                      reads it back without a fault handler)
@@ -65,6 +68,7 @@ struct msr_guest {
 	unsigned va_bits; /* linear-address width of the canonical checks: 48 or 57 */
 	bool tsc_aux;     /* CPUID has RDTSCP or RDPID: TSC_AUX exists */
 	bool intel;       /* an Intel CPU: TSC_AUX bits 63:32 are reserved */
+	bool pks;         /* CPUID has PKS: IA32_PKRS exists */
 	uint64_t misc_enable; /* MISC_ENABLE now */
 };
 
@@ -82,7 +86,7 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 			    uint64_t *store);
 
 /* What RDMSR returns for a MSR_HOME_VIRT MSR with a fixed value (all but the
- * TSC, TSC_AUX, MISC_ENABLE and the pvclock MSRs); false for the others. */
+ * TSC, TSC_AUX, PKRS, MISC_ENABLE and the pvclock MSRs); false for the others. */
 bool msr_fixed_value(uint32_t msr, uint64_t *val);
 
 

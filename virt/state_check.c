@@ -262,10 +262,11 @@ static void msrs_fields(void *model, struct field_io *io)
 	FIELD(io, m->pvclock_version);
 	FIELD(io, m->tsc_aux);
 	FIELD(io, m->misc_enable);
+	FIELD(io, m->pkrs);
 }
 
 const struct record_type msrs_record = {
-	.id = REC_MSRS, .version = 1, .per_vcpu = true, .name = "msrs",
+	.id = REC_MSRS, .version = 2, .per_vcpu = true, .name = "msrs",
 	.model_bytes = sizeof(struct vcpu_msrs), .fields = msrs_fields, .check = msrs_check,
 };
 

@@ -23,6 +23,7 @@
 #define MSR_X2APIC_BASE 0x800 /* x2APIC register at MMIO offset off: MSR 0x800 + off / 16 */
 #define MSR_X2APIC_LAST 0x8ff
 #define MSR_TSC_DEADLINE 0x6e0
+#define MSR_PKRS 0x6e1
 
 /* The long-mode and AMD MSRs. */
 #define MSR_EFER 0xc0000080

@@ -230,6 +230,22 @@ TEST(msr_tsc_aux)
 	CHECK(!msr_fixed_value(MSR_TSC_AUX, &v));
 }
 
+/* IA32_PKRS (SDM vol. 3A 4.6.2): the guest's own 32 bits with PKS, #GP
+ * for bits 63:32 and without PKS. */
+TEST(msr_pkrs)
+{
+	struct msr_guest pks = long_mode;
+	uint64_t v;
+
+	pks.pks = true;
+	CHECK_EQ_U64(stored(MSR_PKRS, 0xfffffffcull, &pks), 0xfffffffcull);
+	CHECK_EQ_U64(stored(MSR_PKRS, 0x30, &pks), 0x30);
+	CHECK(!ok(MSR_PKRS, 1ull << 32, &pks));
+	CHECK(!ok(MSR_PKRS, 0, &long_mode));
+	CHECK(msr_home(MSR_PKRS) == MSR_HOME_VIRT);
+	CHECK(!msr_fixed_value(MSR_PKRS, &v));
+}
+
 /* The legacy performance counters without a vPMU, as KVM answers them: read
  * 0, every write dropped; the F15H ones raise #GP. */
 TEST(msr_perf_counters)
