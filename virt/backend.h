@@ -7,6 +7,7 @@
 #include "mm/split.h"
 #include "virt/guest_mode.h"
 #include "virt/kick.h"
+#include "virt/msr_policy.h"
 #include "dev/lapic.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -236,6 +237,7 @@ struct vcpu {
 	uint32_t tsc_aux;      /* the guest's TSC_AUX: RDTSCP and RDPID read it */
 	uint32_t pkrs;         /* the guest's IA32_PKRS: supervisor protection keys */
 	uint64_t misc_enable;  /* the guest's MSR_MISC_ENABLE (virt/msr_policy.h) */
+	struct mce_msrs mce;   /* its machine-check MSRs (virt/msr_policy.h) */
 	uint64_t pvclock_msr;  /* MSR_KVM_SYSTEM_TIME_NEW as written (virt/pvclock.h) */
 	uint32_t pvclock_version; /* of the structure it names: odd while sprig writes it */
 	bool flush_pending;    /* the MMU asked for a TLB flush */

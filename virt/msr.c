@@ -74,9 +74,16 @@ void msr_load_pkrs(const struct vcpu *v)
 }
 
 /* The MSR_HOME_VIRT MSRs: the TSC through its offset, the vCPU's TSC_AUX,
- * MISC_ENABLE and pvclock MSRs, the policy's fixed values. */
-static bool virt_msr_read(const struct vcpu *v, uint32_t msr, uint64_t *val)
+ * PKRS, MISC_ENABLE, machine-check and pvclock MSRs, the policy's fixed
+ * values. */
+static bool virt_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
+	uint64_t *mce = mce_msr_slot(&v->mce, msr);
+
+	if (mce) {
+		*val = *mce;
+		return true;
+	}
 	switch (msr) {
 	case MSR_TSC:
 		*val = guest_tsc(v);
@@ -236,6 +243,7 @@ bool emulate_wrmsr(struct vcpu *v)
 		.misc_enable = v->misc_enable,
 	};
 	const char *why;
+	uint64_t *mce;
 
 	if (home == MSR_HOME_NONE) {
 		msr_unknown(v, msr, true);
@@ -269,6 +277,8 @@ bool emulate_wrmsr(struct vcpu *v)
 		v->pkrs = (uint32_t)store; /* loaded at the next entry */
 	} else if (msr == MSR_MISC_ENABLE) {
 		v->misc_enable = store;
+	} else if ((mce = mce_msr_slot(&v->mce, msr))) {
+		*mce = store;
 	} else if (msr == MSR_KVM_SYSTEM_TIME_NEW || msr == MSR_KVM_WALL_CLOCK_NEW) {
 		pvclock_msr_write(v, msr, store);
 	}

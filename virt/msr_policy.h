@@ -30,6 +30,14 @@
  *   PKRS               with PKS in CPUID: bits 31:0 as written, the supervisor
  *                      protection keys' rights; bits 63:32 set raise #GP
  *                      (SDM vol. 3A 4.6.2)
+ *   MCG_CAP            reads MCG_CAP_VALUE (MCE_BANKS banks, MCG_CTL); read-only
+ *   MCG_STATUS         any value, kept (kvm_set_msr_common's set_msr_mce)
+ *   MCG_CTL            0 or all ones, kept; resets to all ones
+ *   MC0_CTL-MC9_MISC   each bank's CTL (0 or all ones, bits 10 and 0 may
+ *                      be clear; resets to all ones), STATUS (only 0: no
+ *                      HWCR.McStatusWrEn), ADDR and MISC (any value), kept;
+ *                      the banks after MCE_BANKS raise #GP, as in KVM
+ *   P5_MC_ADDR P5_MC_TYPE reads 0; read-only
  *   UCODE_REV          reads revision 1 (bits 63:32), as KVM answers; writes
  *                      accepted and dropped (Linux's Intel code writes 0 and
  *                      reads it back without a fault handler)
@@ -77,6 +85,24 @@ struct msr_guest {
  * REP_GOOD and ERMS off without it). */
 #define MISC_ENABLE_RESET \
 	(MISC_ENABLE_FAST_STRINGS | MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL)
+
+/* The machine-check banks a vCPU has: QEMU's default for KVM guests. No
+ * machine check is ever raised in them; guests read back what they wrote. */
+#define MCE_BANKS 10
+#define MCG_CAP_VALUE (MCG_CTL_P | MCE_BANKS)
+
+/* A vCPU's machine-check MSRs (KVM's mcg_status, mcg_ctl, mce_banks). */
+struct mce_msrs {
+	uint64_t mcg_status, mcg_ctl;
+	uint64_t bank[MCE_BANKS * 4]; /* CTL, STATUS, ADDR, MISC of each bank */
+};
+
+/* Power-on values: every bank and MCG_CTL enabled (all ones), as QEMU sets
+ * them up for KVM. */
+void mce_msrs_reset(struct mce_msrs *m);
+/* Where a machine-check MSR's value lives in m; NULL for any other MSR (and
+ * MCG_CAP, a fixed value). */
+uint64_t *mce_msr_slot(struct mce_msrs *m, uint32_t msr);
 
 enum msr_home msr_home(uint32_t msr);
 
