@@ -24,28 +24,34 @@ static bool read_gpa(void *ctx, uint64_t gpa, void *buf, unsigned len)
 	return mmu_read_guest(ctx, gpa, buf, len) == 0;
 }
 
-/* The GPR of a MOV to CR4 (0f 22 /r, legacy prefixes and a REX before it)
- * at the guest's RIP, and its length; -1 if it is something else. */
-static int mov_to_cr4_gpr(struct vcpu *v, unsigned *len)
+size_t svm_fetch_at_rip(struct vcpu *v, uint8_t *b, size_t len, unsigned *code_bits)
 {
 	struct gwalk_mem mem = { .read = read_gpa, .ctx = v->mmu, .phys_bits = cpuinfo.phys_bits };
-	uint8_t b[INSN_MAX_LEN];
 	struct guest_mode m;
 	enum gwalk_status st;
 	uint32_t pf_error;
 	uint64_t rip = v->regs.rip;
-	unsigned i = 0, rex = 0;
-	size_t n;
 
 	svm_guest_mode(v, &m);
 	if (m.code_bits != 64)
 		rip = (uint32_t)(rip + m.seg_base[SEG_CS]);
-	n = guest_fetch(&m, rip, b, sizeof(b), &mem, &st, &pf_error);
+	*code_bits = m.code_bits;
+	return guest_fetch(&m, rip, b, len, &mem, &st, &pf_error);
+}
+
+/* The GPR of a MOV to CR4 (0f 22 /r, legacy prefixes and a REX before it)
+ * at the guest's RIP, and its length; -1 if it is something else. */
+static int mov_to_cr4_gpr(struct vcpu *v, unsigned *len)
+{
+	uint8_t b[INSN_MAX_LEN];
+	unsigned i = 0, rex = 0, code_bits;
+	size_t n = svm_fetch_at_rip(v, b, sizeof(b), &code_bits);
+
 	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
 			 b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 ||
 			 b[i] == 0x64 || b[i] == 0x65))
 		i++;
-	if (m.code_bits == 64 && i < n && (b[i] & 0xf0) == 0x40)
+	if (code_bits == 64 && i < n && (b[i] & 0xf0) == 0x40)
 		rex = b[i++];
 	if (i + 3 > n || b[i] != 0x0f || b[i + 1] != 0x22 ||
 	    (((b[i + 2] >> 3) & 7) | (rex & 4 ? 8 : 0)) != 4)

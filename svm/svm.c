@@ -160,6 +160,9 @@ static int svm_vcpu_create(struct vcpu *v)
 			     INTERCEPT_MWAIT_CONDITIONAL | INTERCEPT_XSETBV;
 	/* A machine check in the guest is the host's to report (APM 15.12). */
 	c->intercept_exceptions = 1u << VEC_MACHINE_CHECK;
+	/* #UD, for VMCALL: KVM takes Intel's hypercall instruction on AMD too
+	 * (svm_finish_exit). */
+	c->intercept_exceptions |= 1u << X86_VEC_UD;
 	/* CR4 only takes bits the guest's CPUID offers (svm/cr.c). */
 	c->intercept_cr = INTERCEPT_CR4_WRITE;
 	c->iopm_base_pa = iopm_pa;
@@ -224,6 +227,9 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 	case SVM_EXIT_IRET:
 		svm_iret_exit(sv);
 		e->kind = VEXIT_HANDLED;
+		break;
+	case SVM_EXIT_EXCP_BASE + X86_VEC_UD:
+		e->kind = VEXIT_BACKEND; /* svm_finish_exit: fetches the instruction */
 		break;
 	case SVM_EXIT_EXCP_BASE + X86_VEC_DB:
 		/* Intercepted only while single-stepping to an event window. */
@@ -316,6 +322,24 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 
 static void svm_inject_exception(struct vcpu *v, unsigned vector);
 
+/* A #UD: VMCALL (0f 01 c1) is a hypercall, as KVM emulates it on AMD for
+ * guests written for Intel; any other instruction gets its #UD. */
+static void svm_ud_exit(struct vcpu *v, struct vexit *e)
+{
+	static const uint8_t vmcall[] = { 0x0f, 0x01, 0xc1 };
+	uint8_t b[sizeof(vmcall)];
+	unsigned code_bits;
+
+	if (svm_fetch_at_rip(v, b, sizeof(b), &code_bits) == sizeof(b) &&
+	    !memcmp(b, vmcall, sizeof(b))) {
+		e->kind = VEXIT_HYPERCALL;
+		e->insn_len = sizeof(vmcall);
+		return;
+	}
+	e->kind = VEXIT_HANDLED;
+	svm_inject_exception(v, X86_VEC_UD);
+}
+
 /* The exits decode_exit leaves for after the entry window (VEXIT_BACKEND):
  * a MOV to CR4, and a reserved-bit NPF (sprig's own tables are at fault and
  * refaulting would loop; the walk names the entry). */
@@ -327,6 +351,10 @@ static void svm_finish_exit(struct vcpu *v, struct vexit *e)
 	if (e->code == SVM_EXIT_WRITE_CR4) {
 		if (!svm_write_cr4_exit(v, e))
 			svm_inject_exception(v, X86_VEC_GP);
+		return;
+	}
+	if (e->code == SVM_EXIT_EXCP_BASE + X86_VEC_UD) {
+		svm_ud_exit(v, e);
 		return;
 	}
 	last = tdp_get_walk(v->mmu, e->info2, sptes);
@@ -354,6 +382,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | tpr_class;
 
 	msr_load_tsc_aux(v);
+	msr_load_pkrs(v);
 	svm_enter(sv->vmcb_pa, &v->regs, cpu->host_vmcb_pa);
 
 	v->regs.rax = vmcb->save.rax;
@@ -443,6 +472,12 @@ static uint64_t svm_guest_cr0(struct vcpu *v)
 static uint64_t svm_guest_cr4(struct vcpu *v)
 {
 	return ((struct svm_vcpu *)v->arch)->vmcb->save.cr4;
+}
+
+/* The VMCB holds no IA32_PKRS: run() loads the guest's into the CPU. */
+static bool svm_pks_switched(void)
+{
+	return cpuinfo.pks;
 }
 
 /* INIT (APM vol. 2, table 14-1, as KVM's init_vmcb): real mode at F000:FFF0
@@ -581,6 +616,7 @@ const struct virt_backend svm_backend = {
 	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,
 	.guest_cr4 = svm_guest_cr4,
+	.pks_switched = svm_pks_switched,
 	.init_state = svm_init_state,
 	.sipi = svm_sipi,
 	.boot_selectors = svm_boot_selectors,

@@ -7,6 +7,7 @@ closes with 'N passed, N failed'.
 
   tests/run.py [SUITE...]   suites: unit tsan bench report fuzz e2e (default: all)
 """
+import html
 import os
 import re
 import subprocess
@@ -202,7 +203,26 @@ def suite_report(res):
                       "\n".join(lines))
             check_report_smp(res, name, sample, pages, lines)
             check_report_linux_restore(res, name, sample, pages)
+    check_report_kut(res)
     print("# report: %.1f s" % (time.time() - t), flush=True)
+
+
+def check_report_kut(res):
+    """make report shows the kvm-unit-tests tables make kut wrote, each
+    line as written (escaped), and says so when there is none."""
+    import tempfile
+    from tools.report import kut
+    lines = ["test   bare   sprig", "pku    SKIP   PASS", "x<y>   FAIL   FAIL  a&b",
+             "kut: 2 tests; sprig 1 pass"]
+    with tempfile.TemporaryDirectory(prefix="sprig-kut-") as root:
+        os.makedirs(os.path.join(root, "build", "kut"))
+        with open(os.path.join(root, "build", "kut", "results-vmx.txt"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        tables = kut.recorded(root)
+        shown = kut.section(tables)
+    res.check("report/kut-table", len(tables) == 1 and tables[0]["backend"] == "vmx" and
+              all(html.escape(l) in shown for l in lines) and "x<y>" not in shown, shown)
+    res.check("report/kut-none", "No results recorded" in kut.section([]))
 
 
 def fuzz_targets():

@@ -7,6 +7,7 @@
 #include "mm/split.h"
 #include "virt/guest_mode.h"
 #include "virt/kick.h"
+#include "virt/msr_policy.h"
 #include "dev/lapic.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -157,6 +158,9 @@ struct virt_backend {
 	uint64_t (*guest_cr0)(struct vcpu *v);
 	/* CR4 as the guest sees it (CPUID's OSXSAVE bit reflects it). */
 	uint64_t (*guest_cr4)(struct vcpu *v);
+	/* Does the guest's IA32_PKRS reach the CPU while it runs? CPUID offers
+	 * PKS (CR4.PKS, the MSR) only then. */
+	bool (*pks_switched)(void);
 	/* Make the vCPU's control block usable on this CPU, and let it go
 	 * again: around each CPU's run of the vCPU and around every access
 	 * from another CPU (state save and load, dumps). VMX: VMPTRLD, and
@@ -231,7 +235,9 @@ struct vcpu {
 	uint64_t xcr0;         /* the guest's XCR0 */
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	uint32_t tsc_aux;      /* the guest's TSC_AUX: RDTSCP and RDPID read it */
+	uint32_t pkrs;         /* the guest's IA32_PKRS: supervisor protection keys */
 	uint64_t misc_enable;  /* the guest's MSR_MISC_ENABLE (virt/msr_policy.h) */
+	struct mce_msrs mce;   /* its machine-check MSRs (virt/msr_policy.h) */
 	uint64_t pvclock_msr;  /* MSR_KVM_SYSTEM_TIME_NEW as written (virt/pvclock.h) */
 	uint32_t pvclock_version; /* of the structure it names: odd while sprig writes it */
 	bool flush_pending;    /* the MMU asked for a TLB flush */
@@ -250,6 +256,9 @@ extern const struct virt_backend *backend;
  * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither
  * the VMCB nor the VMCS holds it. */
 void msr_load_tsc_aux(const struct vcpu *v);
+/* The same for IA32_PKRS on SVM, whose VMCB does not hold it either. sprig
+ * never sets CR4.PKS, so the guest's value left in the CPU binds nothing. */
+void msr_load_pkrs(const struct vcpu *v);
 /* A restored vCPU's paravirtual clock: its structure written anew for this
  * machine's TSC rate, when the guest enabled it (virt/msr.c). */
 void msr_pvclock_resume(struct vcpu *v);

@@ -31,6 +31,7 @@ static struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
 		.xcr0_allowed = fpu_guest_xcr0_allowed(),
 		.guest_xcr0 = v->xcr0,
 		.guest_cr4 = backend->guest_cr4(v),
+		.pks = backend->pks_switched(),
 		.apic_id = v->apic.initial_id,
 		.vcpu_count = v->vm->nr_vcpus,
 		.hv_signature = SPRIG_CPUID_SIGNATURE,

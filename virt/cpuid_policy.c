@@ -5,8 +5,6 @@
 #include "lib/string.h"
 #include "virt/pvclock.h"
 
-#define XCR0_PKRU (1ull << 9)
-
 #define LEAF_HYPERVISOR_FIRST 0x40000000u
 #define LEAF_HYPERVISOR_LAST 0x4fffffffu
 #define LEAF_EXT 0x80000000u
@@ -57,9 +55,10 @@
 
 /* Leaf 7.0 ECX. LA57: the guest's 5-level tables are the CPU's business
  * under EPT/NPT, and virt/guest_walk.c walks them. RDPID reads TSC_AUX,
- * which msr_policy.h offers. PKU only with PKRU switched (XCR0 bit 9).
+ * which msr_policy.h offers. PKU only with PKRU switched (XCR0 bit 9), PKS
+ * only where the backend switches IA32_PKRS (msr_policy.h).
  * Not offered: WAITPKG (UMWAIT_CONTROL; #UD without the VMX control),
- * CET_SS (CET MSRs, XSS), TME, KL, ENQCMD (PASID MSR), SGX_LC, PKS. */
+ * CET_SS (CET MSRs, XSS), TME, KL, ENQCMD (PASID MSR), SGX_LC. */
 #define LEAF7_ECX_ALLOWED                                                                  \
 	(CPUID_7_ECX_PREFETCHWT1 | CPUID_7_ECX_UMIP | CPUID_7_ECX_GFNI |                   \
 	 CPUID_7_ECX_LA57 | CPUID_7_ECX_RDPID | CPUID_7_ECX_CLDEMOTE |                     \
@@ -280,7 +279,8 @@ static void leaf7(const struct query *q, uint32_t sub, struct cpuid_leaf *r)
 		r->ebx &= LEAF7_EBX_ALLOWED | (q->avx ? LEAF7_EBX_AVX : 0) |
 			  (q->avx512 ? LEAF7_EBX_AVX512 : 0);
 		r->ecx &= LEAF7_ECX_ALLOWED | (q->avx512 ? LEAF7_ECX_AVX512 : 0) |
-			  (q->avx ? LEAF7_ECX_AVX : 0) | (pku ? CPUID_7_ECX_PKU : 0);
+			  (q->avx ? LEAF7_ECX_AVX : 0) | (pku ? CPUID_7_ECX_PKU : 0) |
+			  (q->h->pks ? CPUID_7_ECX_PKS : 0);
 		if ((r->ecx & CPUID_7_ECX_PKU) && (q->h->guest_cr4 & CR4_PKE))
 			r->ecx |= CPUID_7_ECX_OSPKE;
 		r->edx &= LEAF7_EDX_ALLOWED | (q->avx512 ? LEAF7_EDX_AVX512 : 0);

@@ -7,8 +7,9 @@
  * promises an MSR that virt/msr_policy.h does not offer. So no MONITOR/MWAIT,
  * VMX, SVM, PMU (leaf 0xA, PERFCTR_*), PDCM, DS/DTES64, MCA, TSC_ADJUST,
  * ARCH_CAPABILITIES, speculation-control MSRs (IBRS/IBPB/STIBP/SSBD/L1D_FLUSH:
- * guests fall back to software mitigations), TSX_CTRL, XSAVES, PKU (PKRU is
- * not switched: it comes with XCR0 bit 9 when fpu.c offers it), CET, AMX.
+ * guests fall back to software mitigations), TSX_CTRL, XSAVES, CET, AMX.
+ * PKU comes with XCR0 bit 9 (fpu.c switches PKRU), PKS where the backend
+ * switches IA32_PKRS.
  * Forced on: the hypervisor bit, APIC, x2APIC, TSC-deadline (the virtual
  * local APIC), ARAT (its timer does not stop in C-states).
  * Leaves: 0 (max raised to 0x16 when the TSC rate is known; vendor as the
@@ -42,6 +43,7 @@ struct cpuid_host {
 	uint64_t xcr0_allowed; /* fpu_guest_xcr0_allowed(): the components guests get */
 	uint64_t guest_xcr0;   /* the vCPU's XCR0, for leaf 0xD.0 EBX */
 	uint64_t guest_cr4;    /* CR4 as the guest sees it: OSXSAVE, OSPKE */
+	bool pks;              /* the backend switches IA32_PKRS (backend->pks_switched) */
 	uint32_t apic_id;      /* the vCPU's (x2)APIC ID */
 	unsigned vcpu_count;   /* vCPUs of the VM (0 counts as 1) */
 	/* Leaf 0x40000000's EBX, ECX, EDX: 12 bytes (SPRIG_CPUID_SIGNATURE of

@@ -8,8 +8,10 @@
 #include "virt/state_check.h"
 #include "virt/backend.h"
 
-/* User state sprig switches; MPX, PKRU and supervisor state are not offered. */
-#define XCR0_SWITCHED (XCR0_X87 | XCR0_SSE | XCR0_AVX | XCR0_AVX512)
+/* User state sprig switches; MPX and supervisor state are not offered. PKRU
+ * is the guest's alone: sprig never sets CR4.PKE, so the guest's PKRU left in
+ * the CPU after an exit does not restrict sprig's own accesses. */
+#define XCR0_SWITCHED (XCR0_X87 | XCR0_SSE | XCR0_AVX | XCR0_AVX512 | XCR0_PKRU)
 
 #define FXSAVE_SIZE 512
 

@@ -1,8 +1,8 @@
 /* RDMSR and WRMSR exits, for both backends: virt/msr_policy.c says which MSRs
  * exist and which writes are valid; the backend stores and loads the values
  * its control block holds (EFER, the syscall, sysenter and segment-base MSRs,
- * PAT), and the rest are here: the TSC through the TSC offset, TSC_AUX
- * (switched into the CPU before each entry), and the fixed values of a few
+ * PAT), and the rest are here: the TSC through the TSC offset, TSC_AUX and
+ * (on SVM) PKRS, switched into the CPU before each entry, and the fixed values of a few
  * MSRs that guests probe; the local APIC's MSRs go to its
  * model. Everything refused raises #GP. */
 #include "arch/x86/cmos.h"
@@ -21,12 +21,14 @@
 /* Console lines per vCPU and kind; the counters in `stats` go on. */
 #define MSR_LOG_LINES 8
 
-/* The TSC_AUX each CPU holds, once sprig wrote it (sprig itself never reads
+/* A guest MSR each CPU holds, once sprig wrote it (sprig itself never uses
  * it): the guest's goes in only when it differs. */
-static struct {
+struct cpu_msr_cache {
 	bool valid;
 	uint32_t val;
-} cpu_tsc_aux[CPU_MAX];
+};
+
+static struct cpu_msr_cache cpu_tsc_aux[CPU_MAX], cpu_pkrs[CPU_MAX];
 
 static uint64_t edx_eax(const struct vcpu *v)
 {
@@ -50,21 +52,38 @@ static bool cpu_has_tsc_aux(void)
 	return has;
 }
 
+static void load_cached(struct cpu_msr_cache *c, uint32_t msr, uint32_t val)
+{
+	if (c->valid && c->val == val)
+		return;
+	wrmsr(msr, val);
+	c->valid = true;
+	c->val = val;
+}
+
 void msr_load_tsc_aux(const struct vcpu *v)
 {
-	unsigned cpu = this_cpu()->id;
+	if (cpu_has_tsc_aux())
+		load_cached(&cpu_tsc_aux[this_cpu()->id], MSR_TSC_AUX, v->tsc_aux);
+}
 
-	if (!cpu_has_tsc_aux() || (cpu_tsc_aux[cpu].valid && cpu_tsc_aux[cpu].val == v->tsc_aux))
-		return;
-	wrmsr(MSR_TSC_AUX, v->tsc_aux);
-	cpu_tsc_aux[cpu].valid = true;
-	cpu_tsc_aux[cpu].val = v->tsc_aux;
+void msr_load_pkrs(const struct vcpu *v)
+{
+	if (cpuinfo.pks)
+		load_cached(&cpu_pkrs[this_cpu()->id], MSR_PKRS, v->pkrs);
 }
 
 /* The MSR_HOME_VIRT MSRs: the TSC through its offset, the vCPU's TSC_AUX,
- * MISC_ENABLE and pvclock MSRs, the policy's fixed values. */
-static bool virt_msr_read(const struct vcpu *v, uint32_t msr, uint64_t *val)
+ * PKRS, MISC_ENABLE, machine-check and pvclock MSRs, the policy's fixed
+ * values. */
+static bool virt_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
+	uint64_t *mce = mce_msr_slot(&v->mce, msr);
+
+	if (mce) {
+		*val = *mce;
+		return true;
+	}
 	switch (msr) {
 	case MSR_TSC:
 		*val = guest_tsc(v);
@@ -72,6 +91,9 @@ static bool virt_msr_read(const struct vcpu *v, uint32_t msr, uint64_t *val)
 	case MSR_TSC_AUX:
 		*val = v->tsc_aux;
 		return cpu_has_tsc_aux();
+	case MSR_PKRS:
+		*val = v->pkrs;
+		return backend->pks_switched();
 	case MSR_MISC_ENABLE:
 		*val = v->misc_enable;
 		return true;
@@ -217,9 +239,11 @@ bool emulate_wrmsr(struct vcpu *v)
 		.va_bits = cpuinfo.va_bits, /* the guest's CPUID passes LA57 through */
 		.tsc_aux = cpu_has_tsc_aux(),
 		.intel = cpuinfo.is_intel,
+		.pks = backend->pks_switched(),
 		.misc_enable = v->misc_enable,
 	};
 	const char *why;
+	uint64_t *mce;
 
 	if (home == MSR_HOME_NONE) {
 		msr_unknown(v, msr, true);
@@ -249,8 +273,12 @@ bool emulate_wrmsr(struct vcpu *v)
 		v->tsc_offset = (int64_t)(store - rdtsc());
 	} else if (msr == MSR_TSC_AUX) {
 		v->tsc_aux = (uint32_t)store; /* loaded at the next entry */
+	} else if (msr == MSR_PKRS) {
+		v->pkrs = (uint32_t)store; /* loaded at the next entry */
 	} else if (msr == MSR_MISC_ENABLE) {
 		v->misc_enable = store;
+	} else if ((mce = mce_msr_slot(&v->mce, msr))) {
+		*mce = store;
 	} else if (msr == MSR_KVM_SYSTEM_TIME_NEW || msr == MSR_KVM_WALL_CLOCK_NEW) {
 		pvclock_msr_write(v, msr, store);
 	}

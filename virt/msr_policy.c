@@ -16,11 +16,49 @@ static bool legacy_perf_msr(uint32_t msr)
 	       msr == MSR_P6_EVNTSEL0 || msr == MSR_P6_EVNTSEL1;
 }
 
+/* A bank MSR of the banks the vCPU has (bank = (msr - MC0_CTL) / 4). */
+static bool mce_bank_msr(uint32_t msr)
+{
+	return msr >= MSR_MC0_CTL && msr < MSR_MC0_CTL + 4 * MCE_BANKS;
+}
+
+void mce_msrs_reset(struct mce_msrs *m)
+{
+	m->mcg_status = 0;
+	m->mcg_ctl = ~0ull;
+	for (unsigned i = 0; i < MCE_BANKS * 4; i++)
+		m->bank[i] = i % 4 == 0 ? ~0ull : 0;
+}
+
+uint64_t *mce_msr_slot(struct mce_msrs *m, uint32_t msr)
+{
+	if (msr == MSR_MCG_STATUS)
+		return &m->mcg_status;
+	if (msr == MSR_MCG_CTL)
+		return &m->mcg_ctl;
+	return mce_bank_msr(msr) ? &m->bank[msr - MSR_MC0_CTL] : NULL;
+}
+
+/* KVM's set_msr_mce: a bank's CTL takes 0 or all ones, but Linux clears bit
+ * 10 of bank 4 on AMD K8 (GART TLB erratum) and UnixWare bit 0 of bank 1. */
+static const char *check_mce(uint32_t msr, uint64_t val)
+{
+	if (msr == MSR_MCG_CTL && val != 0 && val != ~0ull)
+		return "MCG_CTL neither 0 nor all ones";
+	if (!mce_bank_msr(msr))
+		return NULL;
+	if ((msr - MSR_MC0_CTL) % 4 == 0 && val != 0 && (val | (1ull << 10) | 1) != ~0ull)
+		return "MCi_CTL neither 0 nor all ones";
+	if ((msr - MSR_MC0_CTL) % 4 == 1 && val != 0)
+		return "MCi_STATUS written with a value other than 0";
+	return NULL;
+}
+
 enum msr_home msr_home(uint32_t msr)
 {
 	if (msr >= MSR_X2APIC_BASE && msr <= MSR_X2APIC_LAST)
 		return MSR_HOME_APIC;
-	if (legacy_perf_msr(msr))
+	if (legacy_perf_msr(msr) || mce_bank_msr(msr))
 		return MSR_HOME_VIRT;
 	switch (msr) {
 	case MSR_APIC_BASE:
@@ -41,9 +79,15 @@ enum msr_home msr_home(uint32_t msr)
 		return MSR_HOME_BACKEND;
 	case MSR_TSC:
 	case MSR_MISC_ENABLE:
+	case MSR_P5_MC_ADDR:
+	case MSR_P5_MC_TYPE:
+	case MSR_MCG_CAP:
+	case MSR_MCG_STATUS:
+	case MSR_MCG_CTL:
 	case MSR_MTRRCAP:
 	case MSR_MTRR_DEF_TYPE:
 	case MSR_TSC_AUX:
+	case MSR_PKRS:
 	case MSR_K8_INT_PENDING_MSG:
 	case MSR_UCODE_REV:
 	case MSR_KVM_SYSTEM_TIME_NEW:
@@ -61,6 +105,8 @@ bool msr_fixed_value(uint32_t msr, uint64_t *val)
 		return true;
 	}
 	switch (msr) {
+	case MSR_P5_MC_ADDR: /* no Pentium machine check to report */
+	case MSR_P5_MC_TYPE:
 	case MSR_MTRRCAP:       /* no fixed-range or variable MTRRs to program */
 	case MSR_MTRR_DEF_TYPE: /* MTRRs disabled: guest memory is write-back */
 	case MSR_K8_INT_PENDING_MSG: /* no C1E and no SMI on CMP halt */
@@ -68,6 +114,9 @@ bool msr_fixed_value(uint32_t msr, uint64_t *val)
 		return true;
 	case MSR_UCODE_REV: /* the revision in bits 63:32 */
 		*val = 1ull << 32;
+		return true;
+	case MSR_MCG_CAP:
+		*val = MCG_CAP_VALUE;
 		return true;
 	default:
 		return false;
@@ -102,6 +151,8 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 	*store = val;
 	if (legacy_perf_msr(msr))
 		return NULL; /* any value, dropped: no counter counts */
+	if (mce_bank_msr(msr))
+		return check_mce(msr, val);
 	switch (msr) {
 	case MSR_EFER:
 		why = check_efer(val, g);
@@ -134,15 +185,21 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 			why = "MISC_ENABLE's BTS_UNAVAIL or PEBS_UNAVAIL changed";
 		*store = (val & ~MISC_ENABLE_EMON) | (g->misc_enable & MISC_ENABLE_EMON);
 		break;
+	case MSR_MCG_STATUS:
+		break;
+	case MSR_MCG_CTL:
+		why = check_mce(msr, val);
+		break;
 	case MSR_K8_INT_PENDING_MSG:
-	case MSR_MTRRCAP: {
-		uint64_t cur = 0;
-
-		msr_fixed_value(msr, &cur);
-		if (msr == MSR_MTRRCAP || val != cur)
+		if (val != 0)
 			why = "read-only";
 		break;
-	}
+	case MSR_MTRRCAP:
+	case MSR_MCG_CAP:
+	case MSR_P5_MC_ADDR:
+	case MSR_P5_MC_TYPE:
+		why = "read-only";
+		break;
 	case MSR_MTRR_DEF_TYPE:
 		if ((val & ~MTRR_DEF_TYPE_VALID_BITS) || !mtrr_type_valid(val & 0xff))
 			why = "reserved MTRR_DEF_TYPE bit or type";
@@ -155,6 +212,12 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 		else if ((val >> 32) && g->intel)
 			why = "TSC_AUX bits 63:32 set";
 		*store = val & LOW32;
+		break;
+	case MSR_PKRS:
+		if (!g->pks)
+			why = "PKRS without PKS";
+		else if (val >> 32)
+			why = "PKRS bits 63:32 set";
 		break;
 	case MSR_UCODE_REV: /* any value, dropped (a microcode load's trigger) */
 		break;

@@ -27,6 +27,17 @@
  *   TSC_AUX            with RDTSCP or RDPID in CPUID: bits 31:0 as written, which
  *                      RDTSCP and RDPID return; bits 63:32 set raise #GP on
  *                      Intel and are dropped on AMD, as KVM has it
+ *   PKRS               with PKS in CPUID: bits 31:0 as written, the supervisor
+ *                      protection keys' rights; bits 63:32 set raise #GP
+ *                      (SDM vol. 3A 4.6.2)
+ *   MCG_CAP            reads MCG_CAP_VALUE (MCE_BANKS banks, MCG_CTL); read-only
+ *   MCG_STATUS         any value, kept (kvm_set_msr_common's set_msr_mce)
+ *   MCG_CTL            0 or all ones, kept; resets to all ones
+ *   MC0_CTL-MC9_MISC   each bank's CTL (0 or all ones, bits 10 and 0 may
+ *                      be clear; resets to all ones), STATUS (only 0: no
+ *                      HWCR.McStatusWrEn), ADDR and MISC (any value), kept;
+ *                      the banks after MCE_BANKS raise #GP, as in KVM
+ *   P5_MC_ADDR P5_MC_TYPE reads 0; read-only
  *   UCODE_REV          reads revision 1 (bits 63:32), as KVM answers; writes
  *                      accepted and dropped (Linux's Intel code writes 0 and
  *                      reads it back without a fault handler)
@@ -65,6 +76,7 @@ struct msr_guest {
 	unsigned va_bits; /* linear-address width of the canonical checks: 48 or 57 */
 	bool tsc_aux;     /* CPUID has RDTSCP or RDPID: TSC_AUX exists */
 	bool intel;       /* an Intel CPU: TSC_AUX bits 63:32 are reserved */
+	bool pks;         /* CPUID has PKS: IA32_PKRS exists */
 	uint64_t misc_enable; /* MISC_ENABLE now */
 };
 
@@ -74,6 +86,24 @@ struct msr_guest {
 #define MISC_ENABLE_RESET \
 	(MISC_ENABLE_FAST_STRINGS | MISC_ENABLE_BTS_UNAVAIL | MISC_ENABLE_PEBS_UNAVAIL)
 
+/* The machine-check banks a vCPU has: QEMU's default for KVM guests. No
+ * machine check is ever raised in them; guests read back what they wrote. */
+#define MCE_BANKS 10
+#define MCG_CAP_VALUE (MCG_CTL_P | MCE_BANKS)
+
+/* A vCPU's machine-check MSRs (KVM's mcg_status, mcg_ctl, mce_banks). */
+struct mce_msrs {
+	uint64_t mcg_status, mcg_ctl;
+	uint64_t bank[MCE_BANKS * 4]; /* CTL, STATUS, ADDR, MISC of each bank */
+};
+
+/* Power-on values: every bank and MCG_CTL enabled (all ones), as QEMU sets
+ * them up for KVM. */
+void mce_msrs_reset(struct mce_msrs *m);
+/* Where a machine-check MSR's value lives in m; NULL for any other MSR (and
+ * MCG_CAP, a fixed value). */
+uint64_t *mce_msr_slot(struct mce_msrs *m, uint32_t msr);
+
 enum msr_home msr_home(uint32_t msr);
 
 /* A guest's WRMSR of val to msr (one with a home): NULL when it is valid, with
@@ -82,7 +112,7 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 			    uint64_t *store);
 
 /* What RDMSR returns for a MSR_HOME_VIRT MSR with a fixed value (all but the
- * TSC, TSC_AUX, MISC_ENABLE and the pvclock MSRs); false for the others. */
+ * TSC, TSC_AUX, PKRS, MISC_ENABLE and the pvclock MSRs); false for the others. */
 bool msr_fixed_value(uint32_t msr, uint64_t *val);
 
 

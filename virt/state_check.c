@@ -251,6 +251,20 @@ static bool msrs_check(const void *model, const struct record_limits *lim, char 
 			  (unsigned long long)m->pvclock_msr);
 		return false;
 	}
+	/* The machine-check MSRs hold only what a guest's WRMSR could leave. */
+	for (uint32_t msr = MSR_MCG_CTL; msr < MSR_MC0_CTL + 4 * MCE_BANKS; msr++) {
+		struct mce_msrs mce = m->mce;
+		const uint64_t *slot = mce_msr_slot(&mce, msr);
+		struct msr_guest g = { 0 };
+		uint64_t store;
+		const char *why;
+
+		if (slot && (why = msr_check_write(msr, *slot, &g, &store))) {
+			ksnprintf(err, errlen, "MSR 0x%x = 0x%llx: %s", msr,
+				  (unsigned long long)*slot, why);
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -262,10 +276,14 @@ static void msrs_fields(void *model, struct field_io *io)
 	FIELD(io, m->pvclock_version);
 	FIELD(io, m->tsc_aux);
 	FIELD(io, m->misc_enable);
+	FIELD(io, m->pkrs);
+	FIELD(io, m->mce.mcg_status);
+	FIELD(io, m->mce.mcg_ctl);
+	FIELD(io, m->mce.bank);
 }
 
 const struct record_type msrs_record = {
-	.id = REC_MSRS, .version = 1, .per_vcpu = true, .name = "msrs",
+	.id = REC_MSRS, .version = 2, .per_vcpu = true, .name = "msrs",
 	.model_bytes = sizeof(struct vcpu_msrs), .fields = msrs_fields, .check = msrs_check,
 };
 

@@ -60,7 +60,8 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 		struct vcpu *v = vm->vcpus[i];
 		struct vcpu_msrs msrs = {
 			.pvclock_msr = v->pvclock_msr, .pvclock_version = v->pvclock_version,
-			.tsc_aux = v->tsc_aux, .misc_enable = v->misc_enable,
+			.tsc_aux = v->tsc_aux, .misc_enable = v->misc_enable, .pkrs = v->pkrs,
+			.mce = v->mce,
 		};
 
 		if (buf && !stage_cpu(v, now, err, errlen))
@@ -190,6 +191,8 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 		v->pvclock_version = msrs.pvclock_version;
 		v->tsc_aux = msrs.tsc_aux;
 		v->misc_enable = msrs.misc_enable;
+		v->pkrs = msrs.pkrs;
+		v->mce = msrs.mce;
 		msr_pvclock_resume(v);
 		return;
 	default:

@@ -39,6 +39,8 @@ struct vcpu_msrs {
 	uint32_t pvclock_version; /* of the structure it names */
 	uint32_t tsc_aux;         /* TSC_AUX: RDTSCP and RDPID read it */
 	uint64_t misc_enable;     /* IA32_MISC_ENABLE */
+	uint32_t pkrs;            /* IA32_PKRS: supervisor protection keys */
+	struct mce_msrs mce;      /* MCG_STATUS, MCG_CTL, the banks */
 };
 
 /* The record types of the VM's and vCPUs' own state (virt/state_check.c). */

@@ -224,6 +224,7 @@ static int vm_add_vcpus(struct vm *vm, unsigned n)
 		 * booted (a restored vCPU state sets its own). */
 		v->tsc_offset = -(int64_t)vm->created_tsc;
 		v->misc_enable = MISC_ENABLE_RESET;
+		mce_msrs_reset(&v->mce);
 		lapic_init(&v->apic, &vm->apic_bus, i, i == 0, tsc_khz());
 		if (fpu_vcpu_init(v) || backend->vcpu_create(v))
 			return -1;

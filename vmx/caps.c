@@ -72,7 +72,8 @@ bool vmx_caps_init(struct vmx_caps *c, const struct vmx_cap_msrs *m, char *err, 
 
 	/* Host interrupts and NMIs exit (and are not acknowledged: sprig takes
 	 * them when it opens its interrupt window); I/O, HLT, CR8 and MSRs
-	 * exit; RDTSC runs with the TSC offset. */
+	 * exit; RDTSC runs with the TSC offset; the guest's IA32_PKRS is
+	 * loaded at entry where the CPU can (PKS is offered only then). */
 	if (!vmx_adjust_controls(true_ctls ? MSR_VMX_TRUE_PINBASED_CTLS : MSR_VMX_PINBASED_CTLS,
 				 m->pin, PIN_EXT_INTR_EXITING,
 				 PIN_NMI_EXITING | PIN_VIRTUAL_NMIS | PIN_PREEMPTION_TIMER, &c->pin,
@@ -92,7 +93,8 @@ bool vmx_caps_init(struct vmx_caps *c, const struct vmx_cap_msrs *m, char *err, 
 				 EXIT_HOST_ADDR_SPACE_SIZE | EXIT_SAVE_EFER | EXIT_LOAD_EFER,
 				 EXIT_SAVE_PREEMPTION_TIMER, &c->exit, "VM-exit", err, len) ||
 	    !vmx_adjust_controls(true_ctls ? MSR_VMX_TRUE_ENTRY_CTLS : MSR_VMX_ENTRY_CTLS,
-				 m->entry, ENTRY_LOAD_EFER | ENTRY_IA32E_MODE_GUEST, 0, &c->entry,
+				 m->entry, ENTRY_LOAD_EFER | ENTRY_IA32E_MODE_GUEST, ENTRY_LOAD_PKRS,
+				 &c->entry,
 				 "VM-entry", err, len))
 		return false;
 	/* Virtual NMIs need NMI exiting (SDM 26.2.1.1); with them the CPU

@@ -7,6 +7,7 @@
 #include "arch/x86/cpu.h"
 #include "lib/print.h"
 #include "mm/mmu.h"
+#include "virt/cpuid_policy.h"
 #include "vmx/vmx_vcpu.h"
 
 #define CR3_PCID_NOFLUSH (1ull << 63)
@@ -30,10 +31,13 @@ static uint64_t guest_cr0(void)
 	       (vmcs_read(VMCS_CR0_READ_SHADOW) & vmx_caps.cr0_host_owned);
 }
 
+/* CR4's host-owned bits are the vCPU's mask in the VMCS (vmcs.c): the
+ * CPU's fixed bits and those the guest's CPUID does not offer. */
 static uint64_t guest_cr4(void)
 {
-	return (vmcs_read(VMCS_GUEST_CR4) & ~vmx_caps.cr4_host_owned) |
-	       (vmcs_read(VMCS_CR4_READ_SHADOW) & vmx_caps.cr4_host_owned);
+	uint64_t mask = vmcs_read(VMCS_CR4_GUEST_HOST_MASK);
+
+	return (vmcs_read(VMCS_GUEST_CR4) & ~mask) | (vmcs_read(VMCS_CR4_READ_SHADOW) & mask);
 }
 
 uint64_t vmx_guest_cr0(struct vcpu *v)
@@ -106,13 +110,14 @@ static bool guest_write_cr3(struct vcpu *v, struct vmx_vcpu *a, uint64_t cr3)
 
 static bool guest_write_cr4(struct vcpu *v, struct vmx_vcpu *a, uint64_t cr4)
 {
-	uint64_t efer = vmcs_read(VMCS_GUEST_EFER);
+	uint64_t efer = vmcs_read(VMCS_GUEST_EFER), cr3 = vmcs_read(VMCS_GUEST_CR3);
 
-	/* Guests get no VMX of their own. */
-	if ((cr4 >> 32) || (cr4 & ~vmx_caps.cr4_fixed1) || (cr4 & CR4_VMXE) ||
-	    ((efer & EFER_LMA) && !(cr4 & CR4_PAE)))
+	/* Only what the guest's CPUID offers (no VMX of its own), as on SVM
+	 * (svm/cr.c), and what VMX operation lets the CPU hold. */
+	if ((cr4 & ~vmx_caps.cr4_fixed1) ||
+	    !cpuid_cr4_write_ok(vcpu_cr4_allowed(v), guest_cr4(), cr4, efer, cr3))
 		return false;
-	return set_paging_state(v, a, guest_cr0(), vmcs_read(VMCS_GUEST_CR3), cr4, efer);
+	return set_paging_state(v, a, guest_cr0(), cr3, cr4, efer);
 }
 
 /* MOV to or from a control register that exited: a host-owned CR0/CR4 bit

@@ -142,7 +142,10 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	vmw(w, VMCS_EXCEPTION_BITMAP, 1u << VEC_MACHINE_CHECK);
 	vmw(w, VMCS_CR3_TARGET_COUNT, 0);
 	vmw(w, VMCS_CR0_GUEST_HOST_MASK, vmx_caps.cr0_host_owned);
-	vmw(w, VMCS_CR4_GUEST_HOST_MASK, vmx_caps.cr4_host_owned);
+	/* CR4 bits the guest's CPUID does not offer are host-owned too, so that
+	 * setting one exits and raises #GP (KVM's kvm_is_valid_cr4): the CPU
+	 * would take any bit it implements. */
+	vmw(w, VMCS_CR4_GUEST_HOST_MASK, vmx_caps.cr4_host_owned | ~vcpu_cr4_allowed(v));
 	vmw(w, VMCS_MSR_BITMAP, msr_bitmap);
 	vmw(w, VMCS_ENTRY_MSR_LOAD_ADDR, va_to_pa(a->msrs));
 	vmw(w, VMCS_ENTRY_MSR_LOAD_COUNT, VMX_SWITCHED_MSRS);

@@ -102,6 +102,7 @@
 #define ENTRY_LOAD_DEBUG_CONTROLS (1u << 2)
 #define ENTRY_IA32E_MODE_GUEST (1u << 9)
 #define ENTRY_LOAD_EFER (1u << 15)
+#define ENTRY_LOAD_PKRS (1u << 22)
 
 /* VM-entry interruption information / IDT-vectoring information. */
 #define INTR_INFO_VECTOR_MASK 0xffu
@@ -210,6 +211,7 @@ enum vmcs_field {
 	VMCS_GUEST_DEBUGCTL = 0x2802,
 	VMCS_GUEST_EFER = 0x2806,
 	VMCS_GUEST_PDPTE0 = 0x280a, /* PDPTE n at 0x280a + 2n */
+	VMCS_GUEST_PKRS = 0x2818,
 	VMCS_HOST_EFER = 0x2c02,
 	/* 32-bit */
 	VMCS_PIN_CONTROLS = 0x4000,

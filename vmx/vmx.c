@@ -433,6 +433,8 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	vmcs_write(VMCS_GUEST_RSP, v->regs.rsp);
 	vmcs_write(VMCS_GUEST_RIP, v->regs.rip);
 	vmcs_write(VMCS_GUEST_RFLAGS, v->regs.rflags | RFLAGS_FIXED);
+	if (vmx_caps.entry & ENTRY_LOAD_PKRS)
+		vmcs_write(VMCS_GUEST_PKRS, v->pkrs);
 
 	msr_load_tsc_aux(v);
 	status = vmx_enter(&v->regs, a->launched);
@@ -650,6 +652,15 @@ static int vmx_tdp_max_leaf_level(void)
 	return vmx_ept_max_leaf_level(cpuinfo.vmx.ept_vpid_cap);
 }
 
+/* The guest's IA32_PKRS is loaded at each entry from the VMCS where the CPU
+ * has the "load IA32_PKRS" entry control; it stays in the CPU after the exit,
+ * where it binds nothing (sprig never sets CR4.PKS). Without the control the
+ * guest gets no PKS. */
+static bool vmx_pks_switched(void)
+{
+	return cpuinfo.pks && (vmx_caps.entry & ENTRY_LOAD_PKRS);
+}
+
 struct virt_backend vmx_backend = {
 	.name = "vmx",
 	.tdp = NULL,
@@ -671,6 +682,7 @@ struct virt_backend vmx_backend = {
 	.event_window = vmx_event_window,
 	.guest_cr0 = vmx_guest_cr0,
 	.guest_cr4 = vmx_guest_cr4,
+	.pks_switched = vmx_pks_switched,
 	.vcpu_load = vmx_vcpu_load,
 	.vcpu_put = vmx_vcpu_put,
 	.init_state = vmx_init_state,

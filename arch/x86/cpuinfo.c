@@ -114,7 +114,9 @@ static void read_features(void)
 				       (l7.ebx & (1u << 20) ? CR4_SMAP : 0) |
 				       (l7.ecx & (1u << 2) ? CR4_UMIP : 0) |
 				       (l7.ecx & (1u << 3) ? CR4_PKE : 0) |
-				       (l7.ecx & (1u << 16) ? CR4_LA57 : 0);
+				       (l7.ecx & (1u << 16) ? CR4_LA57 : 0) |
+				       (l7.ecx & (1u << 31) ? CR4_PKS : 0);
+		cpuinfo.pks = l7.ecx & (1u << 31);
 		cpuinfo.has_arch_caps = l7.edx & (1u << 29);
 		cpuinfo.va_bits = x86_va_bits(cpuinfo.cr4_allowed);
 		if (cpuinfo.has_arch_caps)

@@ -63,6 +63,7 @@ struct cpuinfo {
 	uint32_t xsave_size_enabled;  /* CPUID 0xD.0 EBX: for the features in XCR0 now */
 	uint32_t xsave_size_max;      /* CPUID 0xD.0 ECX: for every supported feature */
 
+	bool pks;                     /* CPUID.7.0:ECX bit 31: CR4.PKS and IA32_PKRS */
 	bool has_arch_caps;           /* CPUID.7.0:EDX bit 29 */
 	uint64_t arch_caps;           /* IA32_ARCH_CAPABILITIES when present */
 

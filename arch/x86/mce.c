@@ -6,8 +6,6 @@
 #define CPUID_1_EDX_MCE (1u << 7)
 #define CPUID_1_EDX_MCA (1u << 14)
 
-#define MSR_MCG_CAP 0x179
-#define MSR_MCG_STATUS 0x17a
 #define MSR_MC_STATUS(i) (0x401 + 4 * (i))
 #define MSR_MC_ADDR(i) (0x402 + 4 * (i))
 #define MSR_MC_MISC(i) (0x403 + 4 * (i))

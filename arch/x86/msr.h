@@ -5,6 +5,8 @@
 #pragma once
 
 /* Architectural MSRs. */
+#define MSR_P5_MC_ADDR 0x0
+#define MSR_P5_MC_TYPE 0x1
 #define MSR_TSC 0x10
 #define MSR_APIC_BASE 0x1b
 #define MSR_FEATURE_CONTROL 0x3a
@@ -13,6 +15,11 @@
 #define MSR_SYSENTER_CS 0x174
 #define MSR_SYSENTER_ESP 0x175
 #define MSR_SYSENTER_EIP 0x176
+#define MSR_MCG_CAP 0x179
+#define MSR_MCG_STATUS 0x17a
+#define MSR_MCG_CTL 0x17b
+#define MCG_CTL_P (1ull << 8) /* MCG_CAP: MCG_CTL exists */
+#define MSR_MC0_CTL 0x400     /* bank i: CTL, STATUS, ADDR, MISC at 0x400 + 4i */
 #define MSR_MISC_ENABLE 0x1a0
 #define MSR_PAT 0x277
 #define MSR_MTRR_DEF_TYPE 0x2ff
@@ -23,6 +30,7 @@
 #define MSR_X2APIC_BASE 0x800 /* x2APIC register at MMIO offset off: MSR 0x800 + off / 16 */
 #define MSR_X2APIC_LAST 0x8ff
 #define MSR_TSC_DEADLINE 0x6e0
+#define MSR_PKRS 0x6e1
 
 /* The long-mode and AMD MSRs. */
 #define MSR_EFER 0xc0000080

@@ -42,6 +42,7 @@
 #define XCR0_OPMASK (1ull << 5)
 #define XCR0_ZMM_HI256 (1ull << 6)
 #define XCR0_HI16_ZMM (1ull << 7)
+#define XCR0_PKRU (1ull << 9)
 #define XCR0_AVX512 (XCR0_OPMASK | XCR0_ZMM_HI256 | XCR0_HI16_ZMM)
 
 #define RFLAGS_FIXED (1ull << 1)

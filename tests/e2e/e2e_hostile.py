@@ -118,9 +118,10 @@ PRIV = {
     "stgi": ("#UD", "#UD"),
     "skinit": ("#UD", "#UD"),
     "vmxon": ("#UD", "#UD"),
-    # The other vendor's hypercall instruction is #UD; one's own with a
-    # number outside sprig's range gets KVM's -KVM_ENOSYS and completes.
-    "vmcall": ("#UD", "completed"),
+    # A hypercall number outside sprig's range gets KVM's -KVM_ENOSYS and
+    # completes; on SVM VMCALL too (the #UD intercept finds its bytes), as
+    # KVM takes it on AMD; VMMCALL is #UD on VMX.
+    "vmcall": ("completed", "completed"),
     "vmmcall": ("completed", "#UD"),
     # LGDT of a non-canonical base: Bochs raises #GP as hardware does; QEMU's
     # TCG loads it (the guest puts its GDT back at once).

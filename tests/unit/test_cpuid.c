@@ -604,4 +604,17 @@ TEST(cpuid_cr4_allowed)
 	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_PCIDE, lma, 0x1001)); /* PCID in CR3 */
 	CHECK(!cpuid_cr4_write_ok(allowed, cr4, cr4 | CR4_PCIDE, 0, 0x1000));   /* not long mode */
 	CHECK(cpuid_cr4_write_ok(allowed, cr4 | CR4_PCIDE, cr4 | CR4_PCIDE, lma, 0x1001));
+
+	/* PKRU switched (XCR0 bit 9) and IA32_PKRS switched by the backend:
+	 * PKU and PKS, and their CR4 bits. */
+	h.xcr0_allowed |= XCR0_PKRU;
+	h.pks = true;
+	CHECK_EQ_U64(q(&h, 7, 0).ecx & (CPUID_7_ECX_PKU | CPUID_7_ECX_PKS),
+		     CPUID_7_ECX_PKU | CPUID_7_ECX_PKS);
+	allowed = cpuid_guest_cr4_allowed(&h);
+	CHECK((allowed & (CR4_PKE | CR4_PKS)) == (CR4_PKE | CR4_PKS));
+	/* Not where the host lacks PKS, whatever the backend says. */
+	patch(&f, 7, 0, (struct cpuid_leaf){ 1, 0, ecx & ~CPUID_7_ECX_PKS, 0 });
+	CHECK(!(q(&h, 7, 0).ecx & CPUID_7_ECX_PKS));
+	CHECK(!(cpuid_guest_cr4_allowed(&h) & CR4_PKS));
 }

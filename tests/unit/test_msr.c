@@ -53,7 +53,7 @@ TEST(msr_homes)
 				  MSR_KVM_WALL_CLOCK_NEW };
 	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
 				  MSR_X2APIC_LAST };
-	const uint32_t none[] = { 0, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
+	const uint32_t none[] = { 0x2, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
 				  MSR_VM_CR, MSR_VM_HSAVE_PA, MSR_X2APIC_BASE - 1, MSR_X2APIC_LAST + 1,
 				  0xc0000104, 0xffffffff, 0x40000000 };
 	uint64_t v;
@@ -228,6 +228,59 @@ TEST(msr_tsc_aux)
 	/* The guest's own value, not a fixed one. */
 	CHECK(msr_home(MSR_TSC_AUX) == MSR_HOME_VIRT);
 	CHECK(!msr_fixed_value(MSR_TSC_AUX, &v));
+}
+
+/* IA32_PKRS (SDM vol. 3A 4.6.2): the guest's own 32 bits with PKS, #GP
+ * for bits 63:32 and without PKS. */
+TEST(msr_pkrs)
+{
+	struct msr_guest pks = long_mode;
+	uint64_t v;
+
+	pks.pks = true;
+	CHECK_EQ_U64(stored(MSR_PKRS, 0xfffffffcull, &pks), 0xfffffffcull);
+	CHECK_EQ_U64(stored(MSR_PKRS, 0x30, &pks), 0x30);
+	CHECK(!ok(MSR_PKRS, 1ull << 32, &pks));
+	CHECK(!ok(MSR_PKRS, 0, &long_mode));
+	CHECK(msr_home(MSR_PKRS) == MSR_HOME_VIRT);
+	CHECK(!msr_fixed_value(MSR_PKRS, &v));
+}
+
+/* The machine-check MSRs as KVM's set_msr_mce takes them, and what
+ * kvm-unit-tests' msr test checks: MCG_CAP read-only, MCG_CTL and each
+ * bank's CTL 0 or all ones, STATUS only 0, ADDR and MISC anything; the
+ * banks past MCG_CAP's count raise #GP. */
+TEST(msr_mce)
+{
+	const uint64_t noncanonical = 0xaaaaaaaaaaaaaaaaull;
+	struct mce_msrs m;
+	uint64_t v;
+
+	CHECK(msr_fixed_value(MSR_MCG_CAP, &v) && (v & 0xff) == MCE_BANKS && (v & MCG_CTL_P));
+	CHECK(!ok(MSR_MCG_CAP, v, &long_mode));
+	CHECK(ok(MSR_MCG_STATUS, 5, &long_mode));
+	CHECK(ok(MSR_MCG_CTL, 0, &long_mode) && ok(MSR_MCG_CTL, ~0ull, &long_mode));
+	CHECK(!ok(MSR_MCG_CTL, 1, &long_mode));
+	for (uint32_t b = 0; b < MCE_BANKS; b++) {
+		uint32_t ctl = MSR_MC0_CTL + 4 * b;
+
+		CHECK(ok(ctl, 0, &long_mode) && ok(ctl, ~0ull, &long_mode));
+		CHECK(ok(ctl, ~(1ull << 10), &long_mode) && ok(ctl, ~1ull, &long_mode));
+		CHECK(!ok(ctl, noncanonical, &long_mode));
+		CHECK(ok(ctl + 1, 0, &long_mode) && !ok(ctl + 1, 1, &long_mode));
+		CHECK(ok(ctl + 2, ~0ull, &long_mode) && ok(ctl + 2, noncanonical, &long_mode));
+		CHECK(ok(ctl + 3, ~0ull, &long_mode) && ok(ctl + 3, noncanonical, &long_mode));
+		CHECK(msr_home(ctl) == MSR_HOME_VIRT && msr_home(ctl + 3) == MSR_HOME_VIRT);
+	}
+	for (uint32_t msr = MSR_MC0_CTL + 4 * MCE_BANKS; msr < 0x480; msr++)
+		CHECK(msr_home(msr) == MSR_HOME_NONE);
+	/* Reset: banks and MCG_CTL enabled, and each MSR its own slot. */
+	mce_msrs_reset(&m);
+	CHECK_EQ_U64(*mce_msr_slot(&m, MSR_MCG_CTL), ~0ull);
+	CHECK_EQ_U64(*mce_msr_slot(&m, MSR_MC0_CTL + 4), ~0ull);
+	CHECK_EQ_U64(*mce_msr_slot(&m, MSR_MC0_CTL + 5), 0);
+	CHECK(mce_msr_slot(&m, MSR_MC0_CTL + 4 * MCE_BANKS - 1) == &m.bank[4 * MCE_BANKS - 1]);
+	CHECK(!mce_msr_slot(&m, MSR_MCG_CAP) && !mce_msr_slot(&m, MSR_MC0_CTL + 4 * MCE_BANKS));
 }
 
 /* The legacy performance counters without a vPMU, as KVM answers them: read

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import time
 
-from . import benchlines
+from . import benchlines, kut
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
@@ -216,4 +216,5 @@ def collect(bochs=True):
             if "bochs" in consoles:
                 consoles["bochs"].close()
     run.data["wall_s"] = round(time.time() - run.t0, 1)
+    run.data["kut"] = kut.recorded(ROOT)
     return run.data

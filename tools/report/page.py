@@ -4,7 +4,7 @@ beside sprig's measured rows). Plain HTML and CSS: no script, no inline SVG,
 no data: URIs, nothing fetched from the network."""
 import html
 
-from . import proposals
+from . import kut, proposals
 from .verdicts import (WHERE_NAMES, lowered, one, one_vcpu, ratio, select, several_vcpus,
                        stale_verdict, zap_vcpus_keys)
 
@@ -86,6 +86,7 @@ def index(data, figures, verdicts, data_href):
                 out.append(figure(f))
         out.append(verdict_list([v for v in verdicts if v["proposal"] == key]))
     out.append(smp_section(data, figures, verdicts))
+    out.append(kut.section(data.get("kut", [])))
     out.append("</body></html>\n")
     return "".join(out)
 
