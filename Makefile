@@ -99,7 +99,7 @@ $(B)/host/bench: $(HOST_SRCS) $(BENCH_SRCS) $(wildcard */*.h */*/*.h)
 # Snapshot images of a tiny guest, whole or with one field broken, for the
 # restore tests (tests/e2e/e2e_input.py); built from sprig's own headers.
 # What reads and writes a VM state's records: the checks and every device model.
-STATE_SRCS := virt/state_check.c virt/state_record.c lib/print.c lib/civil.c \
+STATE_SRCS := virt/state_check.c virt/state_record.c virt/msr_policy.c lib/print.c lib/civil.c \
 	$(wildcard dev/lapic*.c) dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/acpi_pm.c \
 	dev/fwcfg.c dev/pci.c dev/testdev.c dev/uart16550.c
 $(B)/host/mksnap: tests/e2e/mksnap.c tests/unit/flat_state.c $(STATE_SRCS) $(wildcard */*.h */*/*.h)
