@@ -8,35 +8,23 @@
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
-#include "mm/mmu.h"
 #include "svm/svm_vcpu.h"
 #include "virt/cpuid_policy.h"
-#include "virt/guest_walk.h"
 #include "virt/insn.h"
+#include "virt/mmio.h"
 
 #define CR_INFO_MOV (1ull << 63) /* EXITINFO1 with decode assists: MOV CRx, GPR in 3:0 */
 #define CR4_PGE (1ull << 7)
 /* CR4 bits whose change flushes the guest's TLB (SDM vol. 3A 4.10.4.1). */
 #define CR4_FLUSH_BITS (CR4_PGE | CR4_PAE | CR4_PCIDE | CR4_SMEP | CR4_SMAP | CR4_PKE | CR4_LA57)
 
-static bool read_gpa(void *ctx, uint64_t gpa, void *buf, unsigned len)
-{
-	return mmu_read_guest(ctx, gpa, buf, len) == 0;
-}
-
 size_t svm_fetch_at_rip(struct vcpu *v, uint8_t *b, size_t len, unsigned *code_bits)
 {
-	struct gwalk_mem mem = { .read = read_gpa, .ctx = v->mmu, .phys_bits = cpuinfo.phys_bits };
 	struct guest_mode m;
-	enum gwalk_status st;
-	uint32_t pf_error;
-	uint64_t rip = v->regs.rip;
 
 	svm_guest_mode(v, &m);
-	if (m.code_bits != 64)
-		rip = (uint32_t)(rip + m.seg_base[SEG_CS]);
 	*code_bits = m.code_bits;
-	return guest_fetch(&m, rip, b, len, &mem, &st, &pf_error);
+	return fetch_at_rip(v, &m, b, len);
 }
 
 /* The GPR of a MOV to CR4 (0f 22 /r, legacy prefixes and a REX before it)

@@ -138,22 +138,27 @@ static bool mem_write(void *ctx, uint64_t linear, unsigned size, uint64_t val)
 
 static const struct insn_mem_ops mmio_mem_ops = { .read = mem_read, .write = mem_write };
 
-/* The instruction's bytes: from decode assists, else fetched at CS:RIP. */
-static size_t fetch(struct vcpu *v, const struct vexit *e, const struct guest_mode *m,
-		    uint8_t *buf)
+size_t fetch_at_rip(struct vcpu *v, const struct guest_mode *m, uint8_t *buf, size_t len)
 {
 	struct gwalk_mem mem = { .read = read_gpa, .ctx = v->mmu, .phys_bits = cpuinfo.phys_bits };
 	uint64_t rip = v->regs.rip;
 	enum gwalk_status st;
 	uint32_t pf_error;
 
+	if (m->code_bits != 64)
+		rip = (uint32_t)(rip + m->seg_base[SEG_CS]);
+	return guest_fetch(m, rip, buf, len, &mem, &st, &pf_error);
+}
+
+/* The instruction's bytes: from decode assists, else fetched at CS:RIP. */
+static size_t fetch(struct vcpu *v, const struct vexit *e, const struct guest_mode *m,
+		    uint8_t *buf)
+{
 	if (e->npf.insn_bytes_len) {
 		memcpy(buf, e->npf.insn_bytes, e->npf.insn_bytes_len);
 		return e->npf.insn_bytes_len;
 	}
-	if (m->code_bits != 64)
-		rip = (uint32_t)(rip + m->seg_base[SEG_CS]);
-	return guest_fetch(m, rip, buf, INSN_MAX_LEN, &mem, &st, &pf_error);
+	return fetch_at_rip(v, m, buf, INSN_MAX_LEN);
 }
 
 /* Stop the guest: the instruction at RIP cannot be emulated. */

@@ -25,6 +25,7 @@
 #include "mm/frame.h"
 #include "mm/mmu.h"
 #include "mm/spte.h"
+#include "virt/mmio.h"
 #include "vmx/ept.h"
 #include "vmx/vmx_errors.h"
 #include "vmx/vmx_vcpu.h"
@@ -302,6 +303,10 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 			ksnprintf(e->text, sizeof(e->text), "machine check (#MC) while the guest ran");
 			return;
 		}
+		if ((e->info2 & INTR_INFO_VECTOR_MASK) == X86_VEC_UD) {
+			e->kind = VEXIT_BACKEND; /* vmx_finish_exit: reads guest memory */
+			return;
+		}
 		e->kind = VEXIT_UNKNOWN;
 		ksnprintf(e->text, sizeof(e->text), "exception %u in the guest",
 			  (unsigned)(e->info2 & INTR_INFO_VECTOR_MASK));
@@ -468,14 +473,37 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 		vmx_complete_events(a, e);
 }
 
+/* A #UD: VMMCALL (0f 01 d9) is a hypercall, as KVM emulates it on Intel for
+ * guests written for AMD (svm.c's VMCALL the other way round); any other
+ * instruction gets its #UD. A fault's exit gives no instruction length. */
+static void vmx_ud_exit(struct vcpu *v, struct vexit *e)
+{
+	static const uint8_t vmmcall[] = { 0x0f, 0x01, 0xd9 };
+	uint8_t b[sizeof(vmmcall)];
+	struct guest_mode m;
+
+	vmx_guest_mode(v, &m);
+	if (fetch_at_rip(v, &m, b, sizeof(b)) == sizeof(b) && !memcmp(b, vmmcall, sizeof(b))) {
+		e->kind = VEXIT_HYPERCALL;
+		e->insn_len = sizeof(vmmcall);
+		return;
+	}
+	e->kind = VEXIT_HANDLED;
+	vmx_inject_exception(v, X86_VEC_UD);
+}
+
 /* The exits decode_exit left for after the entry window (VEXIT_BACKEND). */
 static void vmx_finish_exit(struct vcpu *v, struct vexit *e)
 {
 	uint64_t sptes[TDP_ROOT_LEVEL + 1];
 	int last;
 
-	if ((e->code & EXIT_REASON_BASIC_MASK) == EXIT_CR_ACCESS) {
+	switch (e->code & EXIT_REASON_BASIC_MASK) {
+	case EXIT_CR_ACCESS:
 		vmx_handle_cr_access(v, v->arch, e->info1, e);
+		return;
+	case EXIT_EXCEPTION_NMI:
+		vmx_ud_exit(v, e);
 		return;
 	}
 	/* EXIT_EPT_MISCONFIG: sprig's own tables are at fault, refaulting

@@ -119,10 +119,10 @@ PRIV = {
     "skinit": ("#UD", "#UD"),
     "vmxon": ("#UD", "#UD"),
     # A hypercall number outside sprig's range gets KVM's -KVM_ENOSYS and
-    # completes; on SVM VMCALL too (the #UD intercept finds its bytes), as
-    # KVM takes it on AMD; VMMCALL is #UD on VMX.
+    # completes; the other vendor's instruction too (the #UD intercept finds
+    # its bytes), as KVM takes VMCALL on AMD and VMMCALL on Intel.
     "vmcall": ("completed", "completed"),
-    "vmmcall": ("completed", "#UD"),
+    "vmmcall": ("completed", "completed"),
     # LGDT of a non-canonical base: Bochs raises #GP as hardware does; QEMU's
     # TCG loads it (the guest puts its GDT back at once).
     "lgdt-noncanon": ("completed", "#GP"),
