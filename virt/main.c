@@ -128,6 +128,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	static char console_value[64];
 
 	percpu_init_bsp();
+	console_init();
 	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
 		SPRIG_VERSION);
 	gdt_init();
