@@ -120,6 +120,9 @@ static void memory_init(uint64_t info_pa)
 	rmap_init();
 }
 
+/* The APs' stacks and per-CPU areas come from the frame allocator. */
+static const struct smp_memory ap_memory = { frame_alloc_zeroed, frame_free };
+
 void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 {
 	static char err[128];
@@ -161,7 +164,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	apic_timer_start(SHELL_TICK_HZ);
 	sti();
 	virt_init();
-	smp_init(options_maxcpus(boot_info.cmdline));
+	smp_init(options_maxcpus(boot_info.cmdline), &ap_memory);
 
 	struct frame_stats st;
 	frame_get_stats(&st);

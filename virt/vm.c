@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -61,6 +62,7 @@ bool virt_init(void)
 	mmu_config.itlb_multihit = cpu_has_itlb_multihit();
 	mmu_config.tsc_khz = tsc_khz(); /* mm/ prints its lock waits in ns */
 	kprintf("virt: %s with %s\n", backend->name, backend->tdp->name);
+	smp_on_online(virt_cpu_init);
 	return true;
 }
 
