@@ -158,7 +158,9 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	memory_init(info_pa);
 	acpi_init(boot_info.rsdp);
 	options_console(boot_info.cmdline, console_value, sizeof(console_value));
-	console_select(console_value, &boot_info, &acpi, mapped_top);
+	/* A BIOS boot (neither EFI's system table nor its memory map) may leave VGA text. */
+	bool bios = !boot_info.efi_system_table && !boot_info.mmap_from_efi;
+	console_select(console_value, &boot_info.fb, bios, &acpi, mapped_top);
 	tsc_init();
 	apic_init(true);
 	apic_timer_start(SHELL_TICK_HZ);
