@@ -1,7 +1,7 @@
 /* Every CPU (arch/x86/smp.h). The MADT's enabled processors get ids in its
  * order after the bootstrap CPU; each AP is started in turn with the SDM's
  * INIT-SIPI-SIPI sequence (vol. 3A, 9.4.4.1) into the trampoline
- * (boot/trampoline.h) with a per-CPU area and a stack of its own (from the
+ * (arch/x86/trampoline.h) with a per-CPU area and a stack of its own (from the
  * memory smp_init's caller gives), sets up its descriptor tables and local
  * APIC, runs the online hook its client registered (virtualization), then
  * idles with interrupts on until smp_call hands it a function. A CPU that
@@ -13,9 +13,9 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/trampoline.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
-#include "boot/trampoline.h"
 #include "lib/print.h"
 
 #define PAGE_SIZE 4096ull /* the unit of struct smp_memory's orders */
