@@ -30,7 +30,7 @@ struct console {
 };
 
 /* Send kprintf's output to con from now on (NULL: nowhere); returns the
- * console registered before. Until the first registration output is
+ * console registered before. Until the first registration, output is
  * dropped: the kernel registers its console before its first line and keeps
  * what comes before the choice of device itself. */
 const struct console *register_console(const struct console *con);
