@@ -164,7 +164,7 @@ FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn bzimage
 FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
-FUZZ_SRCS_parse := lib/parse.c
+FUZZ_SRCS_parse := lib/parse.c lib/print.c
 FUZZ_SRCS_snapshot := $(STATE_SRCS) svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c lib/print.c
@@ -176,9 +176,10 @@ FUZZ_SECONDS ?= 120
 
 .PHONY: fuzz fuzz-deps fuzz-targets
 .SECONDEXPANSION:
-$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) tests/fuzz/fuzz_env.c $(wildcard */*.h */*/*.h) | fuzz-deps
+$(B)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) tests/unit/host_env.c tests/fuzz/fuzz_env.c \
+		$(wildcard */*.h */*/*.h) | fuzz-deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) tests/fuzz/fuzz_env.c
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_SRCS_$*) tests/unit/host_env.c tests/fuzz/fuzz_env.c
 
 fuzz-deps:
 	@tools/deps.sh fuzz

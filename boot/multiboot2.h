@@ -4,6 +4,7 @@
  * makes it refuse the whole structure (or skip only that tag, when its fault is
  * contained) with a message. Host-testable: no kernel dependencies. */
 #pragma once
+#include "arch/x86/framebuffer.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -33,22 +34,6 @@ struct boot_module {
 	char cmdline[128];
 };
 
-/* The framebuffer GRUB set up (tag type 8). */
-enum boot_fb_type {
-	BOOT_FB_INDEXED = 0,
-	BOOT_FB_RGB = 1,
-	BOOT_FB_EGA_TEXT = 2,
-};
-
-struct boot_framebuffer {
-	bool present;
-	uint8_t type; /* enum boot_fb_type */
-	uint64_t addr;
-	uint32_t pitch, width, height; /* EGA text: characters */
-	uint8_t bpp;
-	uint8_t red_pos, red_size, green_pos, green_size, blue_pos, blue_size; /* RGB only */
-};
-
 struct boot_info {
 	char cmdline[BOOT_CMDLINE_MAX];
 	bool cmdline_cut; /* longer than cmdline holds: what is there is not all */
@@ -61,7 +46,7 @@ struct boot_info {
 	uint32_t rsdp_len;
 	uint32_t mem_lower_kb, mem_upper_kb; /* basic meminfo tag, 0 if absent */
 	uint64_t efi_system_table;            /* 0 if absent */
-	struct boot_framebuffer fb;
+	struct boot_framebuffer fb;           /* the framebuffer GRUB set up */
 	uint32_t total_size;                  /* of the raw info, for reserving it */
 	/* Warnings about tags that were skipped (kept for the console). */
 	char warnings[BOOT_MSG_MAX][96];

@@ -1,5 +1,6 @@
 /* Formatted output: one formatter (vformat) feeding a sink, with a bounded
- * buffer sink for ksnprintf and a chunked console sink for kprintf. */
+ * buffer sink for ksnprintf and a chunked sink for kprintf that writes to the
+ * registered console. */
 #include "lib/print.h"
 #include "lib/string.h"
 #include <limits.h>
@@ -315,6 +316,34 @@ int ksnprintf(char *buf, size_t size, const char *fmt, ...)
 	int n = kvsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+static const struct console *console;
+
+const struct console *register_console(const struct console *con)
+{
+	const struct console *old = console;
+
+	console = con;
+	return old;
+}
+
+void console_write(const char *s, size_t n)
+{
+	if (console)
+		console->write(s, n);
+}
+
+void console_lock(void)
+{
+	if (console)
+		console->lock();
+}
+
+void console_unlock(void)
+{
+	if (console)
+		console->unlock();
 }
 
 /* kprintf batches output so the console sees a few long writes, not one per

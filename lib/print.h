@@ -1,7 +1,8 @@
 /* Freestanding formatted output. Conversions: %d %i %u %x %X %o %c %s %p %%, with
  * flags '-' '0' ' ' '+', a field width and precision (numbers or '*'), and the
- * length modifiers hh h l ll z t j. The console sink is console_write(), which the
- * kernel implements on its UART and the host test programs on stdout. */
+ * length modifiers hh h l ll z t j. kprintf writes to the console registered at
+ * boot: the kernel's UART and screen (arch/x86/console.c), a host program's
+ * stdout (tests/unit/host_env.c). */
 #pragma once
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,10 +20,22 @@ int kvsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kvprintf(const char *fmt, va_list ap);
 
-/* Provided by the environment (kernel console or host test program). */
+/* A console: where kprintf's output goes. lock is held around each kprintf
+ * so that the output of several CPUs (or threads) does not interleave within
+ * it; the holder may take it again, and write is called with it held. */
+struct console {
+	void (*write)(const char *s, size_t n);
+	void (*lock)(void);
+	void (*unlock)(void);
+};
+
+/* Send kprintf's output to con from now on (NULL: nowhere); returns the
+ * console registered before. Until the first registration, output is
+ * dropped: the kernel registers its console before its first line and keeps
+ * what comes before the choice of device itself. */
+const struct console *register_console(const struct console *con);
+
+/* The registered console's write, lock and unlock; nothing without one. */
 void console_write(const char *s, size_t n);
-/* Held around each kprintf so that the output of several CPUs (or threads)
- * does not interleave within it; the holder may take it again, and
- * console_write takes it too. */
 void console_lock(void);
 void console_unlock(void);

@@ -2,7 +2,6 @@
  * the VMRUN loop (svm_entry.S) and exit decoding into vendor-neutral events;
  * what SVM must offer is in caps.c, ASIDs and TLB_CONTROL in tlb.c. vmx/vmx.c
  * is its Intel mirror. */
-#include "svm/svm.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
@@ -595,7 +594,7 @@ static int svm_tdp_max_leaf_level(void)
 	return svm_npt_max_leaf_level(cpuinfo.pages_1g);
 }
 
-const struct virt_backend svm_backend = {
+static const struct virt_backend svm_backend = {
 	.name = "svm",
 	.tdp = &npt_format,
 	.tdp_max_leaf_level = svm_tdp_max_leaf_level,
@@ -625,3 +624,17 @@ const struct virt_backend svm_backend = {
 	.state_load = svm_state_load,
 	.state_check = svm_state_check,
 };
+
+/* SVM with nested paging, enabled on this CPU. */
+static bool svm_backend_probe(char *err, size_t len)
+{
+	if (!cpuinfo_has_npt()) {
+		ksnprintf(err, len, "the CPU has no SVM with nested paging");
+		return false;
+	}
+	if (!svm_cpu_enable(err, len))
+		return false;
+	backend_register(&svm_backend);
+	return true;
+}
+BACKEND_PROBE(svm_backend_probe);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""sprig's test command: host unit tests (ASan+UBSan, then the concurrency
+"""sprig's test command: the layer rules of the include lines (docs/layers.md),
+host unit tests (ASan+UBSan, then the concurrency
 tests under TSan), a smoke run of the benchmarks, short runs of the fuzz
 targets (clang libFuzzer), then the Bochs boots; beside them all, the
 end-to-end boots under QEMU (SeaBIOS, OVMF). Prints one line per check and
@@ -58,6 +59,8 @@ def host_program(res, suite, argv):
 
 
 def suite_unit(res):
+    # The include lines against docs/layers.md: a lower layer never reaches up.
+    host_program(res, "layers", [sys.executable, "tools/layers.py"])
     host_program(res, "unit", ["build/host/unit"])
 
 

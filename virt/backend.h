@@ -250,7 +250,22 @@ struct vcpu {
 	struct tdp_table_cache table_cache; /* page tables for its faults, filled before mmu_lock */
 };
 
+/* The backend virt_init chose; NULL when none can run. */
 extern const struct virt_backend *backend;
+
+/* How a backend offers itself, as KVM's vendor modules call kvm_init: its
+ * probe, placed in the .backends section by BACKEND_PROBE, checks what the
+ * CPU offers and enables virtualization on this CPU, then registers its ops
+ * with backend_register, which copies them: from then on they are constant.
+ * False, with the reason, when the CPU cannot run it. */
+typedef bool (*backend_probe_fn)(char *err, size_t len);
+#define BACKEND_PROBE(fn)                                                          \
+	static const backend_probe_fn fn##_entry                                   \
+		__attribute__((section(".backends"), used, aligned(sizeof(void *)))) = fn
+void backend_register(const struct virt_backend *ops);
+/* virt_init: run the probes in link order until one registers; false when
+ * none did (a CPU offers SVM or VMX, not both). */
+bool backend_probe(void);
 
 /* virt/msr.c, for the backends: load v's TSC_AUX into this CPU's before
  * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither

@@ -9,11 +9,11 @@
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/smp.h"
+#include "arch/x86/trampoline.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
 #include "arch/x86/uart.h"
 #include "boot/paging.h"
-#include "boot/trampoline.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -120,6 +120,9 @@ static void memory_init(uint64_t info_pa)
 	rmap_init();
 }
 
+/* The APs' stacks and per-CPU areas come from the frame allocator. */
+static const struct smp_memory ap_memory = { frame_alloc_zeroed, frame_free };
+
 void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 {
 	static char err[128];
@@ -128,6 +131,7 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	static char console_value[64];
 
 	percpu_init_bsp();
+	console_init();
 	kprintf("\nsprig %s: a small hypervisor for studying second-level page tables\n",
 		SPRIG_VERSION);
 	gdt_init();
@@ -154,13 +158,15 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 	memory_init(info_pa);
 	acpi_init(boot_info.rsdp);
 	options_console(boot_info.cmdline, console_value, sizeof(console_value));
-	console_select(console_value, &boot_info, &acpi, mapped_top);
+	/* A BIOS boot (neither EFI's system table nor its memory map) may leave VGA text. */
+	bool bios = !boot_info.efi_system_table && !boot_info.mmap_from_efi;
+	console_select(console_value, &boot_info.fb, bios, &acpi, mapped_top);
 	tsc_init();
 	apic_init(true);
 	apic_timer_start(SHELL_TICK_HZ);
 	sti();
 	virt_init();
-	smp_init(options_maxcpus(boot_info.cmdline));
+	smp_init(options_maxcpus(boot_info.cmdline), &ap_memory);
 
 	struct frame_stats st;
 	frame_get_stats(&st);

@@ -1,15 +1,13 @@
 /* Virtualization on an application processor, as virt_init left it on the
  * bootstrap CPU: the backend it chose, enabled on this CPU too, and the FPU's
- * control registers. */
+ * control registers. virt_init registers it with CPU bring-up once it has
+ * chosen a backend. */
 #include "lib/print.h"
 #include "virt/fpu.h"
 #include "virt/vm.h"
 
 bool virt_cpu_init(char *err, size_t len)
 {
-	/* Without a backend the BSP enabled nothing either: VMs cannot run. */
-	if (!backend)
-		return true;
 	if (!backend->cpu_enable(err, len))
 		return false;
 	fpu_cpu_init();

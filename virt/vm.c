@@ -6,11 +6,11 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
+#include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
-#include "svm/svm.h"
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 #include "virt/bzimage_loader.h"
@@ -19,10 +19,8 @@
 #include "virt/sched.h"
 #include "virt/vcpu_run.h"
 #include "virt/vcpu_state.h"
-#include "vmx/vmx.h"
 #include <stdarg.h>
 
-const struct virt_backend *backend;
 /* Each VM takes a block of frames while it exists: clones make many VMs, and
  * a static table of VM_MAX would cost VM_MAX structs for ever. */
 static struct vm *vms[VM_MAX];
@@ -47,13 +45,7 @@ static bool cpu_has_itlb_multihit(void)
 
 bool virt_init(void)
 {
-	char err[96], err2[96];
-
-	if (cpuinfo_has_npt() && svm_backend.cpu_enable(err, sizeof(err))) {
-		backend = &svm_backend;
-	} else if (cpuinfo_has_ept() && vmx_backend.cpu_enable(err2, sizeof(err2))) {
-		backend = &vmx_backend;
-	} else {
+	if (!backend_probe()) {
 		kprintf("virt: no usable SVM with NPT nor VMX with EPT; VMs cannot run\n");
 		return false;
 	}
@@ -61,6 +53,7 @@ bool virt_init(void)
 	mmu_config.itlb_multihit = cpu_has_itlb_multihit();
 	mmu_config.tsc_khz = tsc_khz(); /* mm/ prints its lock waits in ns */
 	kprintf("virt: %s with %s\n", backend->name, backend->tdp->name);
+	smp_on_online(virt_cpu_init);
 	return true;
 }
 

@@ -133,8 +133,9 @@ struct vm_create_args {
 	bool no_testdev; /* leave out QEMU's pc-testdev */
 };
 
-/* Pick the backend and enable virtualization on this CPU; false if the CPU
- * offers neither SVM with NPT nor VMX with EPT (the reason is printed). */
+/* Pick the backend and enable virtualization on this CPU, and have each AP
+ * enable it as it comes online (virt_cpu_init); false if the CPU offers
+ * neither SVM with NPT nor VMX with EPT (the reason is printed). */
 bool virt_init(void);
 /* The same on an application processor once virt_init ran on the BSP (the
  * backend's cpu_enable, the FPU's control bits); false with the reason. */

@@ -13,7 +13,6 @@
  * operation, and the backend keeps the IA-32e-mode-guest entry control equal
  * to EFER.LMA. Only the CR0/CR4 bits that VMX forces (the fixed-bit MSRs) are
  * owned by the host, behind read shadows. */
-#include "vmx/vmx.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
@@ -108,7 +107,6 @@ static bool vmx_probe(char *err, size_t len)
 		return false;
 	}
 	vmx_msr_bitmap_init(pa_to_va(msr_bitmap));
-	vmx_backend.tdp = ept_format(vmx_caps.ept_ad);
 	probed = true;
 	return true;
 }
@@ -673,8 +671,6 @@ static void vmx_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_l
 		vmx_vmcs_boot_selectors(gdt_base, gdt_limit, cs, ds);
 }
 
-/* Not const: cpu_enable picks the EPT format (with A/D bits when the CPU has
- * them) before any VM's MMU is created with it. */
 static int vmx_tdp_max_leaf_level(void)
 {
 	return vmx_ept_max_leaf_level(cpuinfo.vmx.ept_vpid_cap);
@@ -689,9 +685,9 @@ static bool vmx_pks_switched(void)
 	return cpuinfo.pks && (vmx_caps.entry & ENTRY_LOAD_PKRS);
 }
 
-struct virt_backend vmx_backend = {
+/* tdp: set at registration, once the capability MSRs are read. */
+static const struct virt_backend vmx_backend = {
 	.name = "vmx",
-	.tdp = NULL,
 	.tdp_max_leaf_level = vmx_tdp_max_leaf_level,
 	.cpu_enable = vmx_cpu_enable,
 	.vcpu_create = vmx_vcpu_create,
@@ -721,3 +717,21 @@ struct virt_backend vmx_backend = {
 	.state_load = vmx_state_load,
 	.state_check = vmx_state_check,
 };
+
+/* VMX with EPT, enabled on this CPU; the EPT format (with A/D bits when the
+ * CPU has them) is known from then on. */
+static bool vmx_backend_probe(char *err, size_t len)
+{
+	struct virt_backend ops = vmx_backend;
+
+	if (!cpuinfo_has_ept()) {
+		ksnprintf(err, len, "the CPU has no VMX with EPT (4-level, write-back)");
+		return false;
+	}
+	if (!vmx_cpu_enable(err, len))
+		return false;
+	ops.tdp = ept_format(vmx_caps.ept_ad);
+	backend_register(&ops);
+	return true;
+}
+BACKEND_PROBE(vmx_backend_probe);

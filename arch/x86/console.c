@@ -1,5 +1,5 @@
-/* console_write is the sink of kprintf: it sends to the UART and the screen
- * alike ("\n" becomes "\r\n" on the UART only).
+/* The kernel's console, registered with lib/print.c: kprintf's output goes
+ * to the UART and the screen alike ("\n" becomes "\r\n" on the UART only).
  *
  * Every CPU prints: the console lock keeps a kprintf's output whole. A CPU
  * may take it again while it holds it (kprintf's writes, an interrupt
@@ -40,22 +40,7 @@ static void write_out(const char *s, size_t n)
 	fbcon_write(s, n);
 }
 
-void console_start(void)
-{
-	console_lock();
-	started = true;
-	write_out(early, early_used);
-	console_unlock();
-	if (early_dropped)
-		kprintf("console: %zu bytes of early output dropped\n", early_dropped);
-}
-
-bool console_started(void)
-{
-	return started;
-}
-
-void console_lock(void)
+static void con_lock(void)
 {
 	struct percpu *pc = this_cpu();
 	uint64_t flags = read_rflags();
@@ -70,7 +55,7 @@ void console_lock(void)
 	__atomic_store_n(&console_owner, (int)pc->id, __ATOMIC_RELAXED);
 }
 
-void console_unlock(void)
+static void con_unlock(void)
 {
 	struct percpu *pc = this_cpu();
 
@@ -87,9 +72,9 @@ void console_unlock(void)
 		sti();
 }
 
-void console_write(const char *s, size_t n)
+static void con_write(const char *s, size_t n)
 {
-	console_lock();
+	con_lock();
 	if (started) {
 		write_out(s, n);
 	} else {
@@ -98,7 +83,29 @@ void console_write(const char *s, size_t n)
 		early_used += k;
 		early_dropped += n - k;
 	}
-	console_unlock();
+	con_unlock();
+}
+
+static const struct console x86_console = { con_write, con_lock, con_unlock };
+
+void console_init(void)
+{
+	register_console(&x86_console);
+}
+
+void console_start(void)
+{
+	con_lock();
+	started = true;
+	write_out(early, early_used);
+	con_unlock();
+	if (early_dropped)
+		kprintf("console: %zu bytes of early output dropped\n", early_dropped);
+}
+
+bool console_started(void)
+{
+	return started;
 }
 
 void console_lock_for_report(void)

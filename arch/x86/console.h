@@ -4,6 +4,9 @@
 #pragma once
 #include <stdbool.h>
 
+/* Register the console with kprintf (lib/print.h); its output waits in the
+ * buffer from then until console_start. Call once per-CPU data is set up. */
+void console_init(void);
 /* The console is chosen: show what waited and write through from now on. */
 void console_start(void);
 bool console_started(void);

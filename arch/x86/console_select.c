@@ -9,7 +9,6 @@
 #include "arch/x86/fbcon.h"
 #include "arch/x86/uart.h"
 #include "arch/x86/vga.h"
-#include "boot/multiboot2.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
@@ -150,10 +149,9 @@ static void report_uart(uint16_t port, uint32_t baud, const struct reason *r)
 }
 
 /* Set the screen mirror up; the line that says what it is, in line. */
-static void select_screen(const struct boot_info *bi, uint64_t mapped_top, char *line, size_t len)
+static void select_screen(const struct boot_framebuffer *fb, bool bios, uint64_t mapped_top,
+			  char *line, size_t len)
 {
-	const struct boot_framebuffer *fb = &bi->fb;
-	bool bios = !bi->efi_system_table && !bi->mmap_from_efi;
 	const char *why;
 
 	if (!fb->present) {
@@ -193,8 +191,8 @@ static void select_screen(const struct boot_info *bi, uint64_t mapped_top, char 
 	}
 }
 
-void console_select(const char *value, const struct boot_info *bi, const struct acpi_info *tables,
-		    uint64_t mapped_top)
+void console_select(const char *value, const struct boot_framebuffer *fb, bool bios,
+		    const struct acpi_info *tables, uint64_t mapped_top)
 {
 	struct console_request req;
 	struct reason r = { .used = 0 };
@@ -222,7 +220,7 @@ void console_select(const char *value, const struct boot_info *bi, const struct 
 			note(&r, "auto");
 		select_auto(tables, &r, &port, &baud);
 	}
-	select_screen(bi, mapped_top, screen, sizeof(screen));
+	select_screen(fb, bios, mapped_top, screen, sizeof(screen));
 	console_start();
 	if (bad)
 		kprintf("console: console=%s is not %s; using auto\n", value, CONSOLE_VALUES);

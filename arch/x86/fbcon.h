@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "boot/multiboot2.h"
+#include "arch/x86/framebuffer.h"
 
 /* Use the framebuffer and clear it; false (with the reason) when its pixel
  * size is not one sprig draws (15, 16, 24 or 32 bits) or it has no room for

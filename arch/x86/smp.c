@@ -1,25 +1,25 @@
 /* Every CPU (arch/x86/smp.h). The MADT's enabled processors get ids in its
  * order after the bootstrap CPU; each AP is started in turn with the SDM's
  * INIT-SIPI-SIPI sequence (vol. 3A, 9.4.4.1) into the trampoline
- * (boot/trampoline.h) with a per-CPU area and a stack of its own, sets up its
- * descriptor tables, local APIC and virtualization (virt_cpu_init: the one
- * call from arch/ up into virt/), then idles with interrupts on until
- * smp_call hands it a function. A CPU that does not report back in time, or
- * whose virtualization cannot be enabled, is sent INIT and left there. */
+ * (arch/x86/trampoline.h) with a per-CPU area and a stack of its own (from the
+ * memory smp_init's caller gives), sets up its descriptor tables and local
+ * APIC, runs the online hook its client registered (virtualization), then
+ * idles with interrupts on until smp_call hands it a function. A CPU that
+ * does not report back in time, or whose hook fails, is sent INIT and left
+ * there. */
 #include "arch/x86/smp.h"
 #include "arch/x86/acpi.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/gdt.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/trampoline.h"
 #include "arch/x86/trap.h"
 #include "arch/x86/tsc.h"
-#include "boot/trampoline.h"
 #include "lib/print.h"
-#include "mm/frame.h"
-#include "virt/vm.h"
 
-#define AP_STACK_ORDER 3 /* 32 KiB, as the BSP's boot stack */
+#define PAGE_SIZE 4096ull /* the unit of struct smp_memory's orders */
+#define AP_STACK_ORDER 3  /* 32 KiB, as the BSP's boot stack */
 /* SDM vol. 3A, 9.4.4.1: 10 ms after INIT, 200 us after each STARTUP. */
 #define INIT_WAIT_US 10000
 #define SIPI_WAIT_US 200
@@ -32,6 +32,12 @@ static unsigned cpu_count = 1;
 static uint32_t apic_ids[CPU_MAX];
 static uint32_t states[CPU_MAX]; /* enum cpu_state; an AP writes its own */
 static uint32_t ap_started;      /* the AP being started reached ap_main */
+static smp_online_fn online_hook;
+
+void smp_on_online(smp_online_fn fn)
+{
+	online_hook = fn;
+}
 
 unsigned smp_cpu_count(void)
 {
@@ -96,7 +102,7 @@ void ap_main(void *arg)
 	idt_init();
 	__atomic_store_n(&ap_started, 1, __ATOMIC_RELEASE);
 	apic_init_ap();
-	if (!virt_cpu_init(err, sizeof(err))) {
+	if (online_hook && !online_hook(err, sizeof(err))) {
 		kprintf("smp: cpu %u apic %u: %s\n", pc->id, pc->apic_id, err);
 		__atomic_store_n(&states[pc->id], CPU_FAILED, __ATOMIC_RELEASE);
 		for (;;) {
@@ -142,7 +148,7 @@ static unsigned percpu_order(void)
 	return order;
 }
 
-static void start_ap(unsigned id)
+static void start_ap(unsigned id, const struct smp_memory *mem)
 {
 	uint32_t apic = apic_ids[id];
 	paddr_t area, stack;
@@ -156,16 +162,16 @@ static void start_ap(unsigned id)
 		start_failed(id, "has no trampoline: no usable page below 640 KiB");
 		return;
 	}
-	area = frame_alloc_zeroed(percpu_order());
-	stack = frame_alloc(AP_STACK_ORDER);
+	area = mem->alloc(percpu_order());
+	stack = mem->alloc(AP_STACK_ORDER);
 	if (area && stack)
 		vector = trampoline_prepare(read_cr3(), stack + (PAGE_SIZE << AP_STACK_ORDER),
 					    pa_to_va(area));
 	if (!area || !stack || vector < 0) {
 		if (area)
-			frame_free(area, percpu_order());
+			mem->free(area, percpu_order());
 		if (stack)
-			frame_free(stack, AP_STACK_ORDER);
+			mem->free(stack, AP_STACK_ORDER);
 		start_failed(id, !area || !stack ? "has no memory for its stack and per-CPU area"
 						 : "has no trampoline: its page did not keep the copy");
 		return;
@@ -194,7 +200,7 @@ static void start_ap(unsigned id)
 	}
 }
 
-void smp_init(unsigned maxcpus)
+void smp_init(unsigned maxcpus, const struct smp_memory *mem)
 {
 	uint32_t bsp = apic_id();
 	unsigned beyond = 0, offline = 0, failed = 0;
@@ -214,7 +220,7 @@ void smp_init(unsigned maxcpus)
 		if (maxcpus && id >= maxcpus)
 			send_init(id);
 		else
-			start_ap(id);
+			start_ap(id, mem);
 		offline += smp_cpu_state(id) == CPU_OFFLINE;
 		failed += smp_cpu_state(id) == CPU_FAILED;
 	}

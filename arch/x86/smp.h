@@ -4,7 +4,9 @@
  * and kick a CPU with an IPI (a guest running there exits, a halted CPU wakes).
  * Per-CPU data is reached through GS (arch/x86/percpu.h), never by scanning. */
 #pragma once
+#include "arch/x86/direct_map.h"
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define CPU_MAX 64
@@ -15,10 +17,25 @@ enum cpu_state {
 	CPU_FAILED,  /* did not come up (or could not enable virtualization): left in INIT */
 };
 
+/* What a client needs of every AP before it counts as online (as Linux's
+ * cpuhp_setup_state): run on the AP, interrupts off; false, with the reason
+ * in err, leaves the AP in INIT. One client (virtualization, which enables
+ * itself on each AP); registered before smp_init. */
+typedef bool (*smp_online_fn)(char *err, size_t len);
+void smp_on_online(smp_online_fn fn);
+
+/* The memory bring-up takes from its caller, for each AP's per-CPU area and
+ * stack: 2^order zeroed 4 KiB pages (0 when there are none), and their
+ * return when an AP cannot start. The frame allocator's functions fit. */
+struct smp_memory {
+	paddr_t (*alloc)(unsigned order);
+	void (*free)(paddr_t pa, unsigned order);
+};
+
 /* Bring up every enabled CPU the MADT lists, at most maxcpus in all (0: no
- * limit). Call on the bootstrap CPU once the frame allocator, the APIC and
- * virtualization (virt_init) are up; each AP enables its own. */
-void smp_init(unsigned maxcpus);
+ * limit). Call on the bootstrap CPU once mem, the APIC and the online
+ * hook's client are ready. */
+void smp_init(unsigned maxcpus, const struct smp_memory *mem);
 
 /* CPUs the MADT lists as enabled, the bootstrap CPU first (id 0): ids are
  * 0 .. smp_cpu_count() - 1 whatever their state. */

@@ -269,7 +269,7 @@ TEST(lib_printf_vformat)
 
 TEST(lib_printf_kprintf)
 {
-	/* kprintf goes to console_write (stdout here): capture it. */
+	/* kprintf goes to the registered console (stdout here): capture it. */
 	char expect[700];
 	int n = snprintf(expect, sizeof(expect), "kprintf %s %600d|", "long", -12345);
 	fflush(stdout);
@@ -287,6 +287,52 @@ TEST(lib_printf_kprintf)
 	fclose(tmp);
 	CHECK(r == n);
 	CHECK(got_n == (size_t)n && strcmp(got, expect) == 0);
+}
+
+/* A console that keeps what it is given and checks that each write comes
+ * with its lock held. */
+static struct {
+	char text[700];
+	size_t len;
+	int depth, locks, unlocked_writes;
+} cap;
+
+static void cap_write(const char *s, size_t n)
+{
+	cap.unlocked_writes += cap.depth == 0;
+	for (size_t i = 0; i < n && cap.len < sizeof(cap.text) - 1; i++)
+		cap.text[cap.len++] = s[i];
+}
+
+static void cap_lock(void)
+{
+	cap.depth++;
+	cap.locks++;
+}
+
+static void cap_unlock(void)
+{
+	cap.depth--;
+}
+
+TEST(lib_console_registered)
+{
+	static const struct console capture = { cap_write, cap_lock, cap_unlock };
+	char expect[700];
+	int n = snprintf(expect, sizeof(expect), "to the console %s %400d|", "registered", 7);
+
+	memset(&cap, 0, sizeof(cap));
+	const struct console *host = register_console(&capture);
+	REQUIRE(host != NULL); /* tests/unit/host_env.c's, from before main */
+	int r = kprintf("to the console %s %400d|", "registered", 7);
+	/* Nothing registered: the output goes nowhere. */
+	const struct console *was = register_console(NULL);
+	int dropped = kprintf("nowhere %d", 1);
+	register_console(host);
+	CHECK(was == &capture);
+	CHECK(r == n && cap.len == (size_t)n && memcmp(cap.text, expect, n) == 0);
+	CHECK(cap.locks == 1 && cap.depth == 0 && cap.unlocked_writes == 0);
+	CHECK(dropped == 9 && cap.len == (size_t)n);
 }
 
 TEST(lib_string_mem_random)

@@ -1,4 +1,4 @@
-/* The AP trampoline (boot/trampoline.S): the code an application processor
+/* The AP trampoline (arch/x86/trampoline.S): the code an application processor
  * runs from the STARTUP IPI (real mode, CS:IP = vector << 8 : 0) to sprig's C
  * (ap_main, in long mode on its own stack with the kernel's page tables).
  *

@@ -1,4 +1,4 @@
-/* The AP trampoline (boot/trampoline.h). The part from trampoline_start to
+/* The AP trampoline (arch/x86/trampoline.h). The part from trampoline_start to
  * trampoline_end is data to the kernel: the BSP copies it to a page below
  * 1 MiB, where the AP runs it from the STARTUP IPI in real mode:
  *
@@ -11,7 +11,7 @@
  * EBX holds the page's address throughout: the parameters are read from it. */
 
 #include "arch/x86/msr.h"
-#include "boot/trampoline.h"
+#include "arch/x86/trampoline.h"
 
 #define CR0_PE (1 << 0)
 #define CR4_PAE (1 << 5)

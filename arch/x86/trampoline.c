@@ -1,5 +1,5 @@
-/* The trampoline's page and its parameters (boot/trampoline.h). */
-#include "boot/trampoline.h"
+/* The trampoline's page and its parameters (arch/x86/trampoline.h). */
+#include "arch/x86/trampoline.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/direct_map.h"
 #include "lib/string.h"
