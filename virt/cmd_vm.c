@@ -480,6 +480,11 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 		t->mmio_exits += s->mmio_exits;
 		t->mmio_unclaimed += s->mmio_unclaimed;
 		t->decode_failures += s->decode_failures;
+		t->pv_send_ipi += s->pv_send_ipi;
+		t->pv_ipi_delivered += s->pv_ipi_delivered;
+		t->pv_kick_cpu += s->pv_kick_cpu;
+		t->directed_yield_attempted += s->directed_yield_attempted;
+		t->directed_yield_successful += s->directed_yield_successful;
 		for (int p = 0; p < VCPU_IO_PORTS_TRACKED && s->io_ports[p].count; p++) {
 			int q = 0;
 
@@ -528,6 +533,13 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)t.mmio_exits);
 	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)t.mmio_unclaimed);
 	kprintf("  %-26s %llu\n", "decode_failures", (unsigned long long)t.decode_failures);
+	kprintf("  %-26s %llu\n", "pv_send_ipi", (unsigned long long)t.pv_send_ipi);
+	kprintf("  %-26s %llu\n", "pv_ipi_delivered", (unsigned long long)t.pv_ipi_delivered);
+	kprintf("  %-26s %llu\n", "pv_kick_cpu", (unsigned long long)t.pv_kick_cpu);
+	kprintf("  %-26s %llu\n", "directed_yield_attempted",
+		(unsigned long long)t.directed_yield_attempted);
+	kprintf("  %-26s %llu\n", "directed_yield_successful",
+		(unsigned long long)t.directed_yield_successful);
 	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);
 }

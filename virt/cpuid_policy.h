@@ -16,7 +16,8 @@
  * (subleaves 0 and 1), 0xB/0x1F (each vCPU a core of one package), 0xD
  * (XSAVE: what fpu.c switches), 0x15/0x16 (TSC and APIC bus rates),
  * 0x40000000 (sprig's signature), 0x40000100-0x40000101 (KVM's signature
- * and its paravirtual clock, virt/pvclock.h, when the TSC rate is known),
+ * and its paravirtual clock and features, virt/pvclock.h and virt/kvm_pv.h,
+ * when the TSC rate is known),
  * 0x80000000-0x80000008. Every other leaf in
  * range reads zero. A leaf above its range's maximum reads as Intel CPUs
  * answer it (the highest basic leaf; SDM vol. 2A CPUID) with an Intel vendor,

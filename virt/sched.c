@@ -104,6 +104,30 @@ void vm_kick_all(struct vm *vm)
 	}
 }
 
+bool vm_yield_to(struct vcpu *self, struct vcpu *target)
+{
+	int cpu = target->kick.cpu;
+	struct sched_cpu *c = &sched_cpus[cpu];
+	bool yield = false;
+
+	vm_lock(self->vm);
+	if (vcpu_wants_cpu(target) && __atomic_load_n(&c->current, __ATOMIC_RELAXED) != target) {
+		/* Its CPU's round goes on at it (pick runs under this lock). */
+		for (unsigned k = 0; k < c->n; k++)
+			if (c->vcpus[k] == target)
+				c->next = k;
+		yield = true;
+	}
+	vm_unlock(self->vm, self);
+	if (!yield)
+		return false;
+	if (cpu == self->kick.cpu)
+		self->yielded = true;
+	else
+		kick_cpu(cpu); /* ends the slice of whichever vCPU runs there */
+	return true;
+}
+
 void vm_flush_tlb(void *ctx)
 {
 	struct vm *vm = ctx;

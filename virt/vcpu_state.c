@@ -37,7 +37,8 @@ static bool stage_cpu(struct vcpu *v, uint64_t now, char *err, size_t errlen)
 	st->regs = v->regs;
 	st->xcr0 = v->xcr0;
 	st->guest_tsc = now + (uint64_t)v->tsc_offset;
-	st->halted = v->halted;
+	/* A kicked halt has ended, as KVM's KVM_GET_MP_STATE reports it. */
+	st->halted = v->halted && !v->pv_unhalted;
 	st->wait_sipi = v->wait_sipi;
 	st->xsave_bytes = fpu_vcpu_area_bytes();
 	memcpy(st->xsave, v->xsave, st->xsave_bytes);

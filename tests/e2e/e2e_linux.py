@@ -4,7 +4,8 @@ init running a few commands from sprig.run= and powering off. Checked: the
 banner with both CPUs up, a sleep ending (a halted vCPU's timer wakes it), uname, /proc/cpuinfo listing both vCPUs, free
 seeing about the VM's memory, 16 MiB written from /dev/urandom read back
 twice with the same checksum, the ACPI power-off, and `vm audit` clean
-afterwards. Then malformed bzImages built from the real one's header are
+afterwards, and KVM's paravirtual features that sprig offers named in Linux's
+log (dmesg) as taken. Then malformed bzImages built from the real one's header are
 refused with their reasons. (The shell through `vm console`, typed at, is
 tests/e2e/e2e_linux_snap.py's, before and after a restore.) The images come
 from `make linux-images`, the only place beside run-linux and report that
@@ -22,7 +23,13 @@ INITRD = os.path.join(ROOT, "build", "linux", "initrd")
 GUEST_MIB = 512
 # sleep: Linux's idle halts the vCPUs, and only their timers wake them.
 RUN = ("uname -a; grep -c ^processor /proc/cpuinfo; free -k; sleep 1; "
-       "dd if=/dev/urandom of=/tmp/x bs=1M count=16; md5sum /tmp/x; md5sum /tmp/x")
+       "dd if=/dev/urandom of=/tmp/x bs=1M count=16; md5sum /tmp/x; md5sum /tmp/x; "
+       "dmesg|grep kvm-guest")
+# What Linux's arch/x86/kernel/kvm.c logs for each paravirtual feature it takes.
+PV_LINES = {
+    "pv-ipi": r"kvm-guest: setup PV IPIs",
+    "pv-spinlocks": r"kvm-guest: PV spinlocks enabled",
+}
 
 
 def malformed_images():
@@ -76,6 +83,9 @@ def linux_boot(check):
         check("linux/md5-equal", len(sums) == 2 and sums[0] == sums[1], text[-3000:])
         check("linux/run-status", "sprig-linux: run done, status 0" in lines, text[-3000:])
         check("linux/poweroff", "vm linux exited: status 0 (ACPI power off)" in out, out[-3000:])
+        for name, line in PV_LINES.items():
+            check("linux/" + name, re.search(line, text) is not None,
+                  "\n".join(l for l in lines if "kvm" in l))
         out = m.command("vm audit linux")
         check("linux/audit-clean", "mmu audit: ok, 0 errors" in out, out)
         for _, name, reason in bad:
