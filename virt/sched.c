@@ -13,6 +13,7 @@
 #include "virt/cmd_console.h"
 #include "virt/fpu.h"
 #include "virt/shell.h"
+#include "virt/steal_time.h"
 #include "virt/vcpu_run.h"
 
 #define CONSOLE_CPU 0
@@ -153,27 +154,35 @@ static void console_watch(struct vm *vm)
 	}
 }
 
-/* The next vCPU of the round that wants the CPU, or NULL. */
+/* The next vCPU of the round that wants the CPU, or NULL; the others that
+ * want it wait, which their steal time counts (virt/steal_time.h). */
 static struct vcpu *pick(struct sched_cpu *c)
 {
+	bool waits[VM_VCPUS_MAX];
 	struct vcpu *v = NULL;
+	uint64_t now;
 
 	vm_lock(c->vm);
-	for (unsigned k = 0; k < c->n && !v; k++) {
-		struct vcpu *t = c->vcpus[(c->next + k) % c->n];
+	for (unsigned k = 0; k < c->n; k++) {
+		unsigned i = (c->next + k) % c->n;
+		struct vcpu *t = c->vcpus[i];
 
 		/* A halted vCPU's timer that came due is what wakes it. */
 		if (t->halted)
 			vcpu_fire_timers(t);
-		if (vcpu_wants_cpu(t)) {
+		waits[i] = v && vcpu_wants_cpu(t);
+		if (!v && vcpu_wants_cpu(t)) {
 			v = t;
-			c->next = (c->next + k + 1) % c->n;
+			c->next = (i + 1) % c->n;
 		}
 	}
 	if (!v)
 		for (unsigned k = 0; k < c->n; k++)
 			vcpu_arm_host_timer(c->vcpus[k]);
 	vm_unlock(c->vm, NULL);
+	now = rdtsc();
+	for (unsigned i = 0; i < c->n; i++)
+		steal_time_sched(c->vcpus[i], c->vcpus[i] == v, waits[i], now);
 	return v;
 }
 

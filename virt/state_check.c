@@ -9,6 +9,7 @@
 #include "dev/pic.h"
 #include "dev/pit.h"
 #include "dev/rtc.h"
+#include "virt/kvm_pv.h"
 #include "dev/testdev.h"
 #include "dev/uart16550.h"
 #include "virt/msr_policy.h"
@@ -234,7 +235,8 @@ const struct record_type vm_record = {
 };
 
 /* The MSR values are the guest's as WRMSR took them: sprig checks the gpa
- * each time it writes the clock structure, as at the guest's write. */
+ * each time it writes the clock structure or the steal-time record, as at
+ * the guest's write. Version 2 added MSR_KVM_STEAL_TIME. */
 static bool msrs_check(const void *model, const struct record_limits *lim, char *err,
 		       size_t errlen)
 {
@@ -251,6 +253,11 @@ static bool msrs_check(const void *model, const struct record_limits *lim, char 
 			  (unsigned long long)m->pvclock_msr);
 		return false;
 	}
+	if (m->steal_time_msr & KVM_STEAL_RESERVED_MASK) {
+		ksnprintf(err, errlen, "steal-time MSR 0x%llx: record not 64-byte aligned",
+			  (unsigned long long)m->steal_time_msr);
+		return false;
+	}
 	return true;
 }
 
@@ -262,10 +269,11 @@ static void msrs_fields(void *model, struct field_io *io)
 	FIELD(io, m->pvclock_version);
 	FIELD(io, m->tsc_aux);
 	FIELD(io, m->misc_enable);
+	FIELD(io, m->steal_time_msr);
 }
 
 const struct record_type msrs_record = {
-	.id = REC_MSRS, .version = 1, .per_vcpu = true, .name = "msrs",
+	.id = REC_MSRS, .version = 2, .per_vcpu = true, .name = "msrs",
 	.model_bytes = sizeof(struct vcpu_msrs), .fields = msrs_fields, .check = msrs_check,
 };
 

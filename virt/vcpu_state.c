@@ -62,6 +62,7 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 		struct vcpu_msrs msrs = {
 			.pvclock_msr = v->pvclock_msr, .pvclock_version = v->pvclock_version,
 			.tsc_aux = v->tsc_aux, .misc_enable = v->misc_enable,
+			.steal_time_msr = v->steal.msr,
 		};
 
 		if (buf && !stage_cpu(v, now, err, errlen))
@@ -191,6 +192,8 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 		v->pvclock_version = msrs.pvclock_version;
 		v->tsc_aux = msrs.tsc_aux;
 		v->misc_enable = msrs.misc_enable;
+		/* The record keeps the guest's sum; sprig's wait counts anew. */
+		v->steal = (struct kvm_steal){ .msr = msrs.steal_time_msr };
 		msr_pvclock_resume(v);
 		return;
 	default:

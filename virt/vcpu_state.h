@@ -39,6 +39,7 @@ struct vcpu_msrs {
 	uint32_t pvclock_version; /* of the structure it names */
 	uint32_t tsc_aux;         /* TSC_AUX: RDTSCP and RDPID read it */
 	uint64_t misc_enable;     /* IA32_MISC_ENABLE */
+	uint64_t steal_time_msr;  /* MSR_KVM_STEAL_TIME (virt/kvm_pv.h) */
 };
 
 /* The record types of the VM's and vCPUs' own state (virt/state_check.c). */

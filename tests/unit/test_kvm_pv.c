@@ -1,8 +1,14 @@
 /* virt/kvm_pv.c: KVM_HC_SEND_IPI's argument checks and bitmap walk as KVM's
  * kvm_pv_send_ipi has them (arch/x86/kvm/lapic.c), over real APICs on a
- * bus (dev/lapic*.c). */
+ * bus (dev/lapic*.c); the steal-time record's protocol as KVM's
+ * record_steal_time writes it, in guest memory of a real MMU, read back as
+ * Linux's kvm_steal_clock reads it. */
 #include "check.h"
 #include "dev/lapic.h"
+#include "lib/bytes.h"
+#include "mm/mmu.h"
+#include "svm/npt.h"
+#include "tests/unit/host_mem.h"
 #include "virt/kvm_pv.h"
 #include <string.h>
 
@@ -110,4 +116,79 @@ TEST(kvm_pv_send_ipi_modes)
 	/* SMI and ExtINT are not modelled: nothing accepted. */
 	CHECK_EQ_U64(kvm_pv_send_ipi(&bus, 0x1, 0, 0, LAPIC_DM_SMI << 8, true), 0);
 	CHECK_EQ_U64(kvm_pv_send_ipi(&bus, 0x1, 0, 0, LAPIC_DM_EXTINT << 8, true), 0);
+}
+
+#define ST_PAGES 4
+#define ST_GPA 0x1040 /* 64-byte aligned, inside the slot */
+
+static void no_flush(void *ctx)
+{
+	(void)ctx;
+}
+
+static void guest_mem(struct mmu *mmu)
+{
+	struct memslot_config cfg = { .gpa = 0, .size = ST_PAGES * PAGE_SIZE,
+				      .backing = { .kind = BACKING_LAZY } };
+
+	host_mem_init(16u << 20);
+	REQUIRE(mmu_init(mmu, &npt_format, no_flush, NULL) == 0);
+	REQUIRE(mmu_slot_add(mmu, &cfg) == 0);
+}
+
+/* Linux's kvm_steal_clock: steal, read between two equal, even versions. */
+static bool guest_steal(struct mmu *mmu, uint64_t gpa, uint64_t *steal)
+{
+	uint8_t rec[KVM_STEAL_TIME_SIZE];
+
+	if (mmu_read_guest(mmu, gpa, rec, sizeof(rec)))
+		return false;
+	*steal = rd64(rec);
+	return !(rd32(rec + 8) & 1);
+}
+
+static uint32_t field32(struct mmu *mmu, uint64_t gpa)
+{
+	uint32_t v = 0xdeadbeef;
+
+	mmu_read_guest(mmu, gpa, &v, sizeof(v));
+	return v;
+}
+
+TEST(kvm_steal_time_record)
+{
+	static struct mmu mmu;
+	uint8_t preempted = 0, junk[KVM_STEAL_TIME_SIZE];
+	uint64_t steal;
+
+	guest_mem(&mmu);
+	/* A zeroed record: version 0 -> 2, steal the delta, preempted cleared. */
+	REQUIRE(kvm_steal_time_preempt(&mmu, ST_GPA) == 0);
+	REQUIRE(mmu_read_guest(&mmu, ST_GPA + 16, &preempted, 1) == 0);
+	CHECK_EQ_U64(preempted, KVM_VCPU_PREEMPTED);
+	CHECK(kvm_steal_time_record(&mmu, ST_GPA, 1500) == 0);
+	CHECK(guest_steal(&mmu, ST_GPA, &steal));
+	CHECK_EQ_U64(steal, 1500);
+	CHECK_EQ_U64(field32(&mmu, ST_GPA + 8), 2);
+	REQUIRE(mmu_read_guest(&mmu, ST_GPA + 16, &preempted, 1) == 0);
+	CHECK_EQ_U64(preempted, 0);
+	/* The sum goes on; the version moves by 2 each time. */
+	CHECK(kvm_steal_time_record(&mmu, ST_GPA, 500) == 0);
+	CHECK(guest_steal(&mmu, ST_GPA, &steal));
+	CHECK_EQ_U64(steal, 2000);
+	CHECK_EQ_U64(field32(&mmu, ST_GPA + 8), 4);
+	/* An odd version the guest left (junk): made even first, as KVM does. */
+	memset(junk, 0, sizeof(junk));
+	put32(junk + 8, 7);
+	REQUIRE(mmu_write_guest(&mmu, ST_GPA, junk, sizeof(junk)) == 0);
+	CHECK(kvm_steal_time_record(&mmu, ST_GPA, 3) == 0);
+	CHECK_EQ_U64(field32(&mmu, ST_GPA + 8), 10);
+	CHECK(guest_steal(&mmu, ST_GPA, &steal));
+	CHECK_EQ_U64(steal, 3);
+	/* Past guest memory: refused, nothing written. */
+	CHECK(kvm_steal_time_record(&mmu, ST_PAGES * PAGE_SIZE, 1) != 0);
+	CHECK(kvm_steal_time_record(&mmu, ST_PAGES * PAGE_SIZE - 32, 1) != 0);
+	CHECK(kvm_steal_time_preempt(&mmu, ST_PAGES * PAGE_SIZE) != 0);
+	CHECK_EQ_U64(field32(&mmu, ST_PAGES * PAGE_SIZE - 32 + 8), 0);
+	mmu_destroy(&mmu);
 }
