@@ -269,7 +269,8 @@ static void leaf1(const struct query *q, struct cpuid_leaf *r)
 	/* OSXSAVE mirrors the guest's CR4, not sprig's. */
 	if ((r->ecx & CPUID_1_ECX_XSAVE) && (h->guest_cr4 & CR4_OSXSAVE))
 		r->ecx |= CPUID_1_ECX_OSXSAVE;
-	r->edx = (r->edx & LEAF1_EDX_ALLOWED) | CPUID_1_EDX_APIC | (q->count > 1 ? CPUID_1_EDX_HTT : 0);
+	r->edx = (r->edx & LEAF1_EDX_ALLOWED) | (h->apic_disabled ? 0 : CPUID_1_EDX_APIC) |
+		 (q->count > 1 ? CPUID_1_EDX_HTT : 0);
 }
 
 static void leaf7(const struct query *q, uint32_t sub, struct cpuid_leaf *r)

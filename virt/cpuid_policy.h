@@ -44,6 +44,9 @@ struct cpuid_host {
 	uint64_t guest_xcr0;   /* the vCPU's XCR0, for leaf 0xD.0 EBX */
 	uint64_t guest_cr4;    /* CR4 as the guest sees it: OSXSAVE, OSPKE */
 	uint32_t apic_id;      /* the vCPU's (x2)APIC ID */
+	/* IA32_APIC_BASE.EN clear: leaf 1 hides the APIC, as KVM's
+	 * kvm_update_cpuid_runtime has it. */
+	bool apic_disabled;
 	unsigned vcpu_count;   /* vCPUs of the VM (0 counts as 1) */
 	/* Leaf 0x40000000's EBX, ECX, EDX: 12 bytes (SPRIG_CPUID_SIGNATURE of
 	 * virt/emulate.h, which is kernel-only); NULL reads zeros. */

@@ -465,6 +465,18 @@ TEST(cpuid_unknown_leaves_zero)
 	CHECK_EQ_U64(fa.out_of_range, 0);
 }
 
+/* With IA32_APIC_BASE.EN clear, leaf 1 hides the APIC (KVM's
+ * kvm_update_cpuid_runtime; kvm-unit-tests' apic_disable checks it). */
+TEST(cpuid_apic_disabled)
+{
+	struct fake f = { .table = zen };
+	struct cpuid_host h = host_of(&f);
+
+	CHECK(q(&h, 1, 0).edx & CPUID_1_EDX_APIC);
+	h.apic_disabled = true;
+	CHECK(!(q(&h, 1, 0).edx & CPUID_1_EDX_APIC));
+}
+
 TEST(cpuid_hypervisor_leaf)
 {
 	struct fake f = { .table = skylake_x };
