@@ -38,7 +38,7 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 # Code under lib/ and mm/ (and the boot-information parser) compiles for the host
 # too: unit tests, concurrency tests and benchmarks run the real code.
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
-	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c virt/bzimage_loader.c virt/pvclock.c \
+	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c virt/mb1_loader.c virt/bzimage_loader.c virt/pvclock.c virt/kvm_pv.c \
 		   virt/msr_policy.c virt/state_check.c virt/state_record.c virt/console_line.c svm/saved_state.c \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c dev/lapic.c dev/lapic_timer.c \
 		   dev/lapic_ipi.c dev/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \

@@ -143,16 +143,17 @@ void raise_error(struct lapic *a, uint32_t bits)
 		accept_fixed(a, lvt & 0xff, false);
 }
 
-void lapic_set_irq(struct lapic *a, uint8_t vector, bool level)
+bool lapic_set_irq(struct lapic *a, uint8_t vector, bool level)
 {
 	if (!lapic_sw_enabled(a))
-		return;
+		return false;
 	if (vector < 16) {
 		raise_error(a, LAPIC_ESR_RECV_ILLEGAL_VECTOR);
-		return;
+		return false;
 	}
 	accept_fixed(a, vector, level);
 	a->arrivals++;
+	return true;
 }
 
 int lapic_pending_irq(const struct lapic *a)

@@ -211,8 +211,8 @@ void lapic_tsc_deadline_write(struct lapic *a, uint64_t val, uint64_t now);
 
 /* A fixed interrupt arrives: IRR, and TMR set for level (cleared for edge).
  * Vectors 0-15: ESR "receive illegal vector", dropped. Dropped too while the
- * APIC is disabled (hardware or software). */
-void lapic_set_irq(struct lapic *a, uint8_t vector, bool level);
+ * APIC is disabled (hardware or software). True if accepted. */
+bool lapic_set_irq(struct lapic *a, uint8_t vector, bool level);
 /* The vector the CPU would take now: the highest IRR vector if its priority
  * class is above PPR's, else -1 (also -1 when hardware-disabled). IRR bits held
  * while software-disabled are still offered (SDM 10.4.7.2). */
@@ -229,11 +229,12 @@ uint64_t lapic_timer_next(const struct lapic *a);
 
 /* One interrupt message applied to one APIC: fixed/lowest -> lapic_set_irq,
  * NMI -> nmi_pending, INIT -> init_pending, SIPI -> sipi_pending + vector;
- * SMI and ExtINT are ignored. `level`: level-triggered (TMR). */
+ * SMI and ExtINT are ignored. `level`: level-triggered (TMR). True if the
+ * APIC accepted it. */
 /* Lowest-priority arbitration (for IPIs and the I/O APIC alike): x wins over
  * y with a lower arbitration priority, ties to the lower APIC ID. */
 bool lapic_lower_priority(const struct lapic *x, const struct lapic *y);
-void lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, bool level);
+bool lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, bool level);
 /* Does APIC `a` accept destination `dest` (physical or logical, per its mode
  * and DFR)? 0xffffffff is broadcast in both modes, and in xAPIC mode 0xff too.
  * Never matches a hardware-disabled APIC. For the I/O APIC later. */
@@ -252,8 +253,9 @@ struct apic_msg {
 };
 /* Deliver m to every APIC on bus it names, or for lowest priority to the
  * matching, software-enabled one that wins arbitration (lapic_lower_priority).
- * bus NULL: only m->from can receive it (an APIC on no bus). */
-void lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m);
+ * bus NULL: only m->from can receive it (an APIC on no bus). Returns how
+ * many APICs accepted it. */
+unsigned lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m);
 
 /* LINT0/LINT1 asserted (pin 0 or 1): delivered per its LVT (fixed, NMI, INIT;
  * ExtINT and SMI unsupported, ignored). Hardware-disabled: LINT1 is the NMI pin. */

@@ -39,29 +39,27 @@ bool lapic_match_dest(const struct lapic *a, uint32_t dest, bool logical)
 	return (ldr >> 4) == (dest >> 4) && (ldr & dest & 0xf);
 }
 
-void lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, bool level)
+bool lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, bool level)
 {
 	switch (mode) {
 	case LAPIC_DM_FIXED:
 	case LAPIC_DM_LOWEST:
-		lapic_set_irq(to, vector, level);
-		break;
+		return lapic_set_irq(to, vector, level);
 	case LAPIC_DM_NMI:
 		to->nmi_pending = true;
-		to->arrivals++;
 		break;
 	case LAPIC_DM_INIT:
 		to->init_pending = true;
-		to->arrivals++;
 		break;
 	case LAPIC_DM_SIPI:
 		to->sipi_pending = true;
 		to->sipi_vector = vector;
-		to->arrivals++;
 		break;
 	default:
-		break; /* SMI, ExtINT and reserved modes: not modelled */
+		return false; /* SMI, ExtINT and reserved modes: not modelled */
 	}
+	to->arrivals++;
+	return true;
 }
 
 unsigned lapic_accept_start(struct lapic *a, bool *wait_sipi, uint8_t *vector)
@@ -115,10 +113,10 @@ bool lapic_lower_priority(const struct lapic *x, const struct lapic *y)
 	return px < py || (px == py && lapic_id(x) < lapic_id(y));
 }
 
-void lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m)
+unsigned lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m)
 {
 	struct lapic *const *apics = bus ? bus->apic : &m->from;
-	unsigned count = bus ? bus->count : m->from != NULL;
+	unsigned count = bus ? bus->count : m->from != NULL, accepted = 0;
 	struct lapic *lowest = NULL;
 
 	for (unsigned i = 0; i < count; i++) {
@@ -127,12 +125,13 @@ void lapic_bus_deliver(struct lapic_bus *bus, const struct apic_msg *m)
 		if (!ipi_targets(m->from, to, m->shorthand, m->dest, m->logical))
 			continue;
 		if (m->mode != LAPIC_DM_LOWEST)
-			lapic_deliver(to, m->mode, m->vector, m->level);
+			accepted += lapic_deliver(to, m->mode, m->vector, m->level);
 		else if (lapic_sw_enabled(to) && (!lowest || lapic_lower_priority(to, lowest)))
 			lowest = to;
 	}
 	if (lowest)
-		lapic_deliver(lowest, LAPIC_DM_FIXED, m->vector, m->level);
+		accepted += lapic_deliver(lowest, LAPIC_DM_FIXED, m->vector, m->level);
+	return accepted;
 }
 
 void send_ipi(struct lapic *from, uint32_t icr, uint32_t dest)

@@ -6,6 +6,7 @@
 #pragma once
 #include "mm/split.h"
 #include "virt/guest_mode.h"
+#include "virt/kvm_pv.h"
 #include "virt/kick.h"
 #include "virt/msr_policy.h"
 #include "dev/lapic.h"
@@ -222,6 +223,13 @@ struct vcpu_stats {
 	uint64_t mmio_exits;        /* faults outside guest memory, emulated */
 	uint64_t mmio_unclaimed;    /* of them, accesses no device claims */
 	uint64_t decode_failures;   /* instructions at such faults sprig could not emulate */
+	/* KVM's paravirtual hypercalls (virt/kvm_pv.h); the yields as KVM counts them. */
+	uint64_t pv_send_ipi;               /* KVM_HC_SEND_IPI calls */
+	uint64_t pv_ipi_delivered;          /* the IPIs they delivered */
+	uint64_t pv_kick_cpu;               /* KVM_HC_KICK_CPU calls */
+	uint64_t directed_yield_attempted;  /* KVM_HC_SCHED_YIELD and KICK_CPU */
+	uint64_t directed_yield_successful; /* the target got the CPU */
+	uint64_t steal_records;             /* steal-time records written */
 	struct vcpu_port_count io_ports[VCPU_IO_PORTS_TRACKED];
 };
 
@@ -243,6 +251,9 @@ struct vcpu {
 	bool flush_pending;    /* the MMU asked for a TLB flush */
 	bool halted;           /* after HLT: waits for an interrupt */
 	bool wait_sipi;        /* after INIT: runs only once a start-up IPI arrives */
+	bool pv_unhalted;      /* KVM_HC_KICK_CPU came: the current or next HLT ends */
+	bool yielded;          /* gave its CPU away (vm_yield_to): the slice ends */
+	struct kvm_steal steal; /* MSR_KVM_STEAL_TIME and its wait (virt/steal_time.h) */
 	struct kick_sync kick; /* its entries, requests, and the host CPU it runs on */
 	uint64_t arrivals_kicked; /* its APIC's arrivals another CPU kicked it for */
 	struct vcpu_stats stats;

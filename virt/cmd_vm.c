@@ -480,6 +480,12 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 		t->mmio_exits += s->mmio_exits;
 		t->mmio_unclaimed += s->mmio_unclaimed;
 		t->decode_failures += s->decode_failures;
+		t->pv_send_ipi += s->pv_send_ipi;
+		t->pv_ipi_delivered += s->pv_ipi_delivered;
+		t->pv_kick_cpu += s->pv_kick_cpu;
+		t->directed_yield_attempted += s->directed_yield_attempted;
+		t->directed_yield_successful += s->directed_yield_successful;
+		t->steal_records += s->steal_records;
 		for (int p = 0; p < VCPU_IO_PORTS_TRACKED && s->io_ports[p].count; p++) {
 			int q = 0;
 
@@ -497,11 +503,13 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 static void print_vm_stats(struct vm *vm)
 {
 	static struct vcpu_stats t;
-	uint64_t timer_fires = 0;
+	uint64_t timer_fires = 0, steal_ns = 0;
 
 	sum_vcpu_stats(vm, &t);
-	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
 		timer_fires += vm->vcpus[i]->apic.timer_fires;
+		steal_ns += vm->vcpus[i]->steal.waited_ns;
+	}
 	kprintf("vm %s (%s)\n", vm->name, vm_state_names[vm->state]);
 	kprintf("  %-26s %llu\n", "exits", (unsigned long long)t.exits);
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)
@@ -528,6 +536,15 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)t.mmio_exits);
 	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)t.mmio_unclaimed);
 	kprintf("  %-26s %llu\n", "decode_failures", (unsigned long long)t.decode_failures);
+	kprintf("  %-26s %llu\n", "pv_send_ipi", (unsigned long long)t.pv_send_ipi);
+	kprintf("  %-26s %llu\n", "pv_ipi_delivered", (unsigned long long)t.pv_ipi_delivered);
+	kprintf("  %-26s %llu\n", "pv_kick_cpu", (unsigned long long)t.pv_kick_cpu);
+	kprintf("  %-26s %llu\n", "directed_yield_attempted",
+		(unsigned long long)t.directed_yield_attempted);
+	kprintf("  %-26s %llu\n", "directed_yield_successful",
+		(unsigned long long)t.directed_yield_successful);
+	kprintf("  %-26s %llu\n", "steal_time_ns", (unsigned long long)steal_ns);
+	kprintf("  %-26s %llu\n", "steal_records", (unsigned long long)t.steal_records);
 	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);
 }

@@ -3,6 +3,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "lib/string.h"
+#include "virt/kvm_pv.h"
 #include "virt/pvclock.h"
 
 #define LEAF_HYPERVISOR_FIRST 0x40000000u
@@ -267,7 +268,8 @@ static void leaf1(const struct query *q, struct cpuid_leaf *r)
 	/* OSXSAVE mirrors the guest's CR4, not sprig's. */
 	if ((r->ecx & CPUID_1_ECX_XSAVE) && (h->guest_cr4 & CR4_OSXSAVE))
 		r->ecx |= CPUID_1_ECX_OSXSAVE;
-	r->edx = (r->edx & LEAF1_EDX_ALLOWED) | CPUID_1_EDX_APIC | (q->count > 1 ? CPUID_1_EDX_HTT : 0);
+	r->edx = (r->edx & LEAF1_EDX_ALLOWED) | (h->apic_disabled ? 0 : CPUID_1_EDX_APIC) |
+		 (q->count > 1 ? CPUID_1_EDX_HTT : 0);
 }
 
 static void leaf7(const struct query *q, uint32_t sub, struct cpuid_leaf *r)
@@ -488,13 +490,15 @@ void cpuid_guest(const struct cpuid_host *h, uint32_t leaf, uint32_t subleaf,
 			memcpy(&out->ecx, h->hv_signature + 4, 4);
 			memcpy(&out->edx, h->hv_signature + 8, 4);
 		} else if (leaf == PVCLOCK_CPUID_BASE && h->tsc_khz) {
-			/* KVM's leaves, for its clock alone (virt/pvclock.h). */
+			/* KVM's leaves: its clock (virt/pvclock.h) and the
+			 * paravirtual features sprig implements (virt/kvm_pv.h). */
 			out->eax = PVCLOCK_CPUID_BASE + 1;
 			memcpy(&out->ebx, PVCLOCK_CPUID_SIGNATURE, 4);
 			memcpy(&out->ecx, PVCLOCK_CPUID_SIGNATURE + 4, 4);
 			memcpy(&out->edx, PVCLOCK_CPUID_SIGNATURE + 8, 4);
 		} else if (leaf == PVCLOCK_CPUID_BASE + 1 && h->tsc_khz) {
-			out->eax = KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE_BIT;
+			out->eax = KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE_BIT |
+				   KVM_PV_FEATURES;
 		}
 		return;
 	}

@@ -17,7 +17,8 @@
  * (subleaves 0 and 1), 0xB/0x1F (each vCPU a core of one package), 0xD
  * (XSAVE: what fpu.c switches), 0x15/0x16 (TSC and APIC bus rates),
  * 0x40000000 (sprig's signature), 0x40000100-0x40000101 (KVM's signature
- * and its paravirtual clock, virt/pvclock.h, when the TSC rate is known),
+ * and its paravirtual clock and features, virt/pvclock.h and virt/kvm_pv.h,
+ * when the TSC rate is known),
  * 0x80000000-0x80000008. Every other leaf in
  * range reads zero. A leaf above its range's maximum reads as Intel CPUs
  * answer it (the highest basic leaf; SDM vol. 2A CPUID) with an Intel vendor,
@@ -45,6 +46,9 @@ struct cpuid_host {
 	uint64_t guest_cr4;    /* CR4 as the guest sees it: OSXSAVE, OSPKE */
 	bool pks;              /* the backend switches IA32_PKRS (backend->pks_switched) */
 	uint32_t apic_id;      /* the vCPU's (x2)APIC ID */
+	/* IA32_APIC_BASE.EN clear: leaf 1 hides the APIC, as KVM's
+	 * kvm_update_cpuid_runtime has it. */
+	bool apic_disabled;
 	unsigned vcpu_count;   /* vCPUs of the VM (0 counts as 1) */
 	/* Leaf 0x40000000's EBX, ECX, EDX: 12 bytes (SPRIG_CPUID_SIGNATURE of
 	 * virt/emulate.h, which is kernel-only); NULL reads zeros. */

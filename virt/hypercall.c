@@ -10,6 +10,8 @@
 #include "virt/clone.h"
 #include "virt/emulate.h"
 #include "virt/hypercall.h"
+#include "virt/kvm_pv.h"
+#include "virt/sched.h"
 
 #define PUTS_MAX 4096
 
@@ -117,12 +119,79 @@ static uint64_t hc_lost_ranges(struct vcpu *v, uint64_t gpa, uint64_t max)
 	return ret;
 }
 
-/* A number outside sprig's range: KVM's answer to a guest it advertised no
- * paravirtual feature to (kvm_emulate_hypercall). */
-static uint64_t kvm_hypercall(uint64_t nr)
+/* The vCPU whose enabled APIC has that physical ID (KVM's apic_map), or
+ * NULL. Under the VM's lock. */
+static struct vcpu *vcpu_by_apic_id(struct vm *vm, uint64_t id)
+{
+	if (id >= 0xff) /* beyond sprig's IDs, or an xAPIC broadcast */
+		return NULL;
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		if (lapic_match_dest(&vm->vcpus[i]->apic, (uint32_t)id, false))
+			return vm->vcpus[i];
+	return NULL;
+}
+
+/* KVM's kvm_sched_yield: give the CPU to the vCPU of that APIC ID if it
+ * waits for one (virt/sched.c). */
+static void sched_yield(struct vcpu *v, uint64_t apic_id)
+{
+	struct vcpu *t;
+
+	v->stats.directed_yield_attempted++;
+	vm_lock(v->vm);
+	t = vcpu_by_apic_id(v->vm, apic_id);
+	vm_unlock(v->vm, v);
+	if (t && t != v && vm_yield_to(v, t))
+		v->stats.directed_yield_successful++;
+}
+
+/* KVM's kvm_pv_kick_cpu_op: the target's next or current HLT ends
+ * (pv_unhalted). KVM sends the kick as an APIC message (APIC_DM_REMRD):
+ * here too it is an arrival, for which vm_unlock wakes the target's CPU. */
+static void kick_cpu(struct vcpu *v, uint64_t apic_id)
+{
+	struct vcpu *t;
+
+	v->stats.pv_kick_cpu++;
+	vm_lock(v->vm);
+	if ((t = vcpu_by_apic_id(v->vm, apic_id))) {
+		t->pv_unhalted = true;
+		t->apic.arrivals++;
+	}
+	vm_unlock(v->vm, v);
+}
+
+/* a2 (the lowest APIC ID) in RDX, a3 (the ICR) in RSI. */
+static uint64_t send_ipi(struct vcpu *v, uint64_t a0, uint64_t a1, bool wide)
+{
+	uint64_t icr = wide ? v->regs.rsi : (uint32_t)v->regs.rsi;
+	int64_t n;
+
+	v->stats.pv_send_ipi++;
+	vm_lock(v->vm);
+	n = kvm_pv_send_ipi(&v->vm->apic_bus, a0, a1, (uint32_t)v->regs.rdx, icr, wide);
+	vm_unlock(v->vm, v);
+	if (n > 0)
+		v->stats.pv_ipi_delivered += (uint64_t)n;
+	return (uint64_t)n;
+}
+
+/* A number outside sprig's range: KVM's answers, its paravirtual features
+ * offered whatever the guest's CPUID says (as KVM unless the VMM enforces
+ * it), the rest as to a guest it advertised none to (kvm_emulate_hypercall). */
+static uint64_t kvm_hypercall(struct vcpu *v, uint64_t nr, uint64_t a0, uint64_t a1, bool wide)
 {
 	switch (nr) {
 	case KVM_HC_VAPIC_POLL_IRQ:
+		return 0;
+	case KVM_HC_KICK_CPU:
+		kick_cpu(v, a1);
+		sched_yield(v, a1);
+		return 0;
+	case KVM_HC_SEND_IPI:
+		return send_ipi(v, a0, a1, wide);
+	case KVM_HC_SCHED_YIELD:
+		sched_yield(v, a0);
 		return 0;
 	case KVM_HC_CLOCK_PAIRING: /* sprig's clock is no host clocksource to pair */
 		return (uint64_t)-KVM_EOPNOTSUPP;
@@ -160,7 +229,7 @@ bool emulate_hypercall(struct vcpu *v)
 		return true;
 	}
 	if (nr - HC_BASE >= HC_RANGE) {
-		hypercall_return(r, kvm_hypercall(nr), wide);
+		hypercall_return(r, kvm_hypercall(v, nr, a0, a1, wide), wide);
 		return true;
 	}
 	switch (nr) {

@@ -7,10 +7,10 @@
  *
  * sprig's own numbers start at HC_BASE ("SP"), clear of KVM's (0 to 12,
  * include/uapi/linux/kvm_para.h), so that a kernel written for KVM gets
- * KVM's answers: 0 for KVM_HC_VAPIC_POLL_IRQ, -KVM_EOPNOTSUPP for
- * KVM_HC_CLOCK_PAIRING (a host clock it cannot pair), and -KVM_ENOSYS for
- * every other number, as KVM answers a guest it advertised no paravirtual
- * feature to. An unknown number within sprig's range [HC_BASE, HC_BASE +
+ * KVM's answers: its paravirtual IPIs, kick and yield (virt/kvm_pv.h), 0
+ * for KVM_HC_VAPIC_POLL_IRQ, -KVM_EOPNOTSUPP for KVM_HC_CLOCK_PAIRING (a
+ * host clock it cannot pair), and -KVM_ENOSYS for every other number, as
+ * KVM answers a guest it advertised no such feature to. An unknown number within sprig's range [HC_BASE, HC_BASE +
  * HC_RANGE) stops the guest: a sprig guest that calls what does not exist
  * is broken. Guest-physical ranges passed as arguments are checked against
  * the guest's memslots. */
@@ -46,11 +46,15 @@
 					  * `vm run` continues it */
 #define HC_COUNT 10 /* sprig's numbers: HC_BASE to HC_BASE + HC_COUNT - 1 */
 
-/* KVM's hypercalls that sprig answers as KVM does without paravirtual
- * features, and KVM's errors (include/uapi/linux/kvm_para.h). */
+/* KVM's hypercalls that sprig answers as KVM does (include/uapi/linux/
+ * kvm_para.h; arguments a0-a3 in RBX, RCX, RDX, RSI): the paravirtual ones
+ * as virt/kvm_pv.h describes them, the rest as KVM without paravirtual
+ * features; and KVM's errors. */
 #define KVM_HC_VAPIC_POLL_IRQ 1
+#define KVM_HC_KICK_CPU 5     /* (flags, APIC ID) -> 0: wake that vCPU from HLT, yield to it */
 #define KVM_HC_CLOCK_PAIRING 9
-#define KVM_HC_SEND_IPI 10
+#define KVM_HC_SEND_IPI 10    /* (bitmap low, bitmap high, min, ICR) -> IPIs delivered */
+#define KVM_HC_SCHED_YIELD 11 /* (APIC ID) -> 0: yield to that vCPU if it waits for its CPU */
 #define KVM_ENOSYS 1000
 #define KVM_EOPNOTSUPP 95
 

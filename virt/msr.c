@@ -17,6 +17,7 @@
 #include "dev/lapic.h"
 #include "virt/msr_policy.h"
 #include "virt/pvclock.h"
+#include "virt/steal_time.h"
 
 /* Console lines per vCPU and kind; the counters in `stats` go on. */
 #define MSR_LOG_LINES 8
@@ -102,6 +103,9 @@ static bool virt_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 		return true;
 	case MSR_KVM_WALL_CLOCK_NEW:
 		*val = v->vm->pvclock_wall_msr;
+		return true;
+	case MSR_KVM_STEAL_TIME:
+		*val = v->steal.msr;
 		return true;
 	default:
 		return msr_fixed_value(msr, val);
@@ -281,6 +285,9 @@ bool emulate_wrmsr(struct vcpu *v)
 		*mce = store;
 	} else if (msr == MSR_KVM_SYSTEM_TIME_NEW || msr == MSR_KVM_WALL_CLOCK_NEW) {
 		pvclock_msr_write(v, msr, store);
+	} else if (msr == MSR_KVM_STEAL_TIME && !steal_time_msr_write(v, store)) {
+		msr_refused(v, msr, "steal-time record outside guest memory");
+		return false;
 	}
 	/* The other MSR_HOME_VIRT MSRs keep their fixed values. */
 	return true;

@@ -2,6 +2,7 @@
 #include "virt/msr_policy.h"
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
+#include "virt/kvm_pv.h"
 #include "virt/pvclock.h"
 
 #define LOW32 0xffffffffull
@@ -92,6 +93,7 @@ enum msr_home msr_home(uint32_t msr)
 	case MSR_UCODE_REV:
 	case MSR_KVM_SYSTEM_TIME_NEW:
 	case MSR_KVM_WALL_CLOCK_NEW:
+	case MSR_KVM_STEAL_TIME:
 		return MSR_HOME_VIRT;
 	default:
 		return MSR_HOME_NONE;
@@ -228,6 +230,10 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 	case MSR_KVM_WALL_CLOCK_NEW:
 		if (val & 3)
 			why = "pvclock wall clock not 4-byte aligned";
+		break;
+	case MSR_KVM_STEAL_TIME: /* bit 0 enables; virt/msr.c checks the gpa is memory */
+		if (val & KVM_STEAL_RESERVED_MASK)
+			why = "steal-time record not 64-byte aligned";
 		break;
 	default:
 		why = "unknown MSR";

@@ -48,6 +48,8 @@
  *                      KVM's paravirtual clock (virt/pvclock.h): a 4-byte
  *                      aligned gpa (SYSTEM_TIME: bit 0 enables it), read back
  *                      as written; sprig then writes the structure there
+ *   KVM_STEAL_TIME     KVM's steal time (virt/kvm_pv.h): a 64-byte aligned
+ *                      gpa, bit 0 enables it, read back as written
  *   P6_PERFCTR0-1 P6_EVNTSEL0-1 K7_EVNTSEL0-3 K7_PERFCTR0-3
  *                      the legacy performance counters, as KVM answers them
  *                      without a vPMU: read 0, writes of any value dropped

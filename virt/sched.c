@@ -13,6 +13,7 @@
 #include "virt/cmd_console.h"
 #include "virt/fpu.h"
 #include "virt/shell.h"
+#include "virt/steal_time.h"
 #include "virt/vcpu_run.h"
 
 #define CONSOLE_CPU 0
@@ -104,6 +105,30 @@ void vm_kick_all(struct vm *vm)
 	}
 }
 
+bool vm_yield_to(struct vcpu *self, struct vcpu *target)
+{
+	int cpu = target->kick.cpu;
+	struct sched_cpu *c = &sched_cpus[cpu];
+	bool yield = false;
+
+	vm_lock(self->vm);
+	if (vcpu_wants_cpu(target) && __atomic_load_n(&c->current, __ATOMIC_RELAXED) != target) {
+		/* Its CPU's round goes on at it (pick runs under this lock). */
+		for (unsigned k = 0; k < c->n; k++)
+			if (c->vcpus[k] == target)
+				c->next = k;
+		yield = true;
+	}
+	vm_unlock(self->vm, self);
+	if (!yield)
+		return false;
+	if (cpu == self->kick.cpu)
+		self->yielded = true;
+	else
+		kick_cpu(cpu); /* ends the slice of whichever vCPU runs there */
+	return true;
+}
+
 void vm_flush_tlb(void *ctx)
 {
 	struct vm *vm = ctx;
@@ -129,27 +154,35 @@ static void console_watch(struct vm *vm)
 	}
 }
 
-/* The next vCPU of the round that wants the CPU, or NULL. */
+/* The next vCPU of the round that wants the CPU, or NULL; the others that
+ * want it wait, which their steal time counts (virt/steal_time.h). */
 static struct vcpu *pick(struct sched_cpu *c)
 {
+	bool waits[VM_VCPUS_MAX];
 	struct vcpu *v = NULL;
+	uint64_t now;
 
 	vm_lock(c->vm);
-	for (unsigned k = 0; k < c->n && !v; k++) {
-		struct vcpu *t = c->vcpus[(c->next + k) % c->n];
+	for (unsigned k = 0; k < c->n; k++) {
+		unsigned i = (c->next + k) % c->n;
+		struct vcpu *t = c->vcpus[i];
 
 		/* A halted vCPU's timer that came due is what wakes it. */
 		if (t->halted)
 			vcpu_fire_timers(t);
-		if (vcpu_wants_cpu(t)) {
+		waits[i] = v && vcpu_wants_cpu(t);
+		if (!v && vcpu_wants_cpu(t)) {
 			v = t;
-			c->next = (c->next + k + 1) % c->n;
+			c->next = (i + 1) % c->n;
 		}
 	}
 	if (!v)
 		for (unsigned k = 0; k < c->n; k++)
 			vcpu_arm_host_timer(c->vcpus[k]);
 	vm_unlock(c->vm, NULL);
+	now = rdtsc();
+	for (unsigned i = 0; i < c->n; i++)
+		steal_time_sched(c->vcpus[i], c->vcpus[i] == v, waits[i], now);
 	return v;
 }
 

@@ -21,6 +21,12 @@ void sched_run(struct vm *vm, uint64_t deadline);
 /* Kick every vCPU of vm that may be in guest mode or asleep. */
 void vm_kick_all(struct vm *vm);
 
+/* A directed yield (KVM_HC_SCHED_YIELD, KVM_HC_KICK_CPU): if target wants
+ * its CPU and is not running, its CPU takes it next; self's slice ends if
+ * that CPU is self's, else whatever runs there is kicked out. True if
+ * target gets the CPU so. */
+bool vm_yield_to(struct vcpu *self, struct vcpu *target);
+
 /* The MMU's flush callback (mmu_init), ctx the VM: every vCPU flushes before
  * its next entry; those in guest mode are kicked and waited for. */
 void vm_flush_tlb(void *ctx);

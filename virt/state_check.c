@@ -9,6 +9,7 @@
 #include "dev/pic.h"
 #include "dev/pit.h"
 #include "dev/rtc.h"
+#include "virt/kvm_pv.h"
 #include "dev/testdev.h"
 #include "dev/uart16550.h"
 #include "virt/msr_policy.h"
@@ -234,7 +235,8 @@ const struct record_type vm_record = {
 };
 
 /* The MSR values are the guest's as WRMSR took them: sprig checks the gpa
- * each time it writes the clock structure, as at the guest's write. */
+ * each time it writes the clock structure or the steal-time record, as at
+ * the guest's write. Version 2 added MSR_KVM_STEAL_TIME. */
 static bool msrs_check(const void *model, const struct record_limits *lim, char *err,
 		       size_t errlen)
 {
@@ -265,6 +267,11 @@ static bool msrs_check(const void *model, const struct record_limits *lim, char 
 			return false;
 		}
 	}
+	if (m->steal_time_msr & KVM_STEAL_RESERVED_MASK) {
+		ksnprintf(err, errlen, "steal-time MSR 0x%llx: record not 64-byte aligned",
+			  (unsigned long long)m->steal_time_msr);
+		return false;
+	}
 	return true;
 }
 
@@ -280,6 +287,7 @@ static void msrs_fields(void *model, struct field_io *io)
 	FIELD(io, m->mce.mcg_status);
 	FIELD(io, m->mce.mcg_ctl);
 	FIELD(io, m->mce.bank);
+	FIELD(io, m->steal_time_msr);
 }
 
 const struct record_type msrs_record = {

@@ -101,7 +101,7 @@ static bool handle_exit(struct vcpu *v, const struct vexit *e)
 		/* With interrupts off only an NMI or an INIT wakes it: another
 		 * vCPU can send those, but nothing sends them to a VM's only
 		 * vCPU, for which this is the guest's end. */
-		if (!(v->regs.rflags & RFLAGS_IF) && vm->nr_vcpus == 1) {
+		if (!(v->regs.rflags & RFLAGS_IF) && vm->nr_vcpus == 1 && !v->pv_unhalted) {
 			vm_fail(vm, "halted with interrupts off");
 			return false;
 		}
@@ -163,11 +163,11 @@ void vcpu_arm_host_timer(struct vcpu *v)
 		apic_timer_wake_by(due - (uint64_t)v->tsc_offset);
 }
 
-/* What ends a halt: an NMI or an INIT always; an interrupt when the guest
- * halted with interrupts on. */
+/* What ends a halt: an NMI, an INIT or a PV kick always; an interrupt when
+ * the guest halted with interrupts on. */
 static bool wakes_halted(struct vcpu *v)
 {
-	if (v->apic.nmi_pending || v->apic.init_pending)
+	if (v->apic.nmi_pending || v->apic.init_pending || v->pv_unhalted)
 		return true;
 	return (v->regs.rflags & RFLAGS_IF) &&
 	       (lapic_pending_irq(&v->apic) >= 0 || (v->index == 0 && platform_extint_pending(v->vm)));
@@ -280,6 +280,9 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 		update_timers(v, now);
 		ready = !v->wait_sipi && (!v->halted || wakes_halted(v));
 		if (ready) {
+			/* As KVM, a kick is spent by the halt it ends. */
+			if (v->halted)
+				v->pv_unhalted = false;
 			v->halted = false;
 			deliver_events(v);
 			vcpu_arm_host_timer(v);
@@ -302,5 +305,9 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 			vm->on_exit(vm, &e, vm->on_exit_ctx);
 		if (e.kind == VEXIT_INTR)
 			return; /* the tick or a kick: the CPU takes it, then maybe another vCPU */
+		if (v->yielded) {
+			v->yielded = false;
+			return;
+		}
 	}
 }

@@ -37,7 +37,8 @@ static bool stage_cpu(struct vcpu *v, uint64_t now, char *err, size_t errlen)
 	st->regs = v->regs;
 	st->xcr0 = v->xcr0;
 	st->guest_tsc = now + (uint64_t)v->tsc_offset;
-	st->halted = v->halted;
+	/* A kicked halt has ended, as KVM's KVM_GET_MP_STATE reports it. */
+	st->halted = v->halted && !v->pv_unhalted;
 	st->wait_sipi = v->wait_sipi;
 	st->xsave_bytes = fpu_vcpu_area_bytes();
 	memcpy(st->xsave, v->xsave, st->xsave_bytes);
@@ -62,6 +63,7 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 			.pvclock_msr = v->pvclock_msr, .pvclock_version = v->pvclock_version,
 			.tsc_aux = v->tsc_aux, .misc_enable = v->misc_enable, .pkrs = v->pkrs,
 			.mce = v->mce,
+			.steal_time_msr = v->steal.msr,
 		};
 
 		if (buf && !stage_cpu(v, now, err, errlen))
@@ -193,6 +195,8 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 		v->misc_enable = msrs.misc_enable;
 		v->pkrs = msrs.pkrs;
 		v->mce = msrs.mce;
+		/* The record keeps the guest's sum; sprig's wait counts anew. */
+		v->steal = (struct kvm_steal){ .msr = msrs.steal_time_msr };
 		msr_pvclock_resume(v);
 		return;
 	default:

@@ -41,6 +41,7 @@ struct vcpu_msrs {
 	uint64_t misc_enable;     /* IA32_MISC_ENABLE */
 	uint32_t pkrs;            /* IA32_PKRS: supervisor protection keys */
 	struct mce_msrs mce;      /* MCG_STATUS, MCG_CTL, the banks */
+	uint64_t steal_time_msr;  /* MSR_KVM_STEAL_TIME (virt/kvm_pv.h) */
 };
 
 /* The record types of the VM's and vCPUs' own state (virt/state_check.c). */

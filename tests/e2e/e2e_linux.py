@@ -4,8 +4,11 @@ init running a few commands from sprig.run= and powering off. Checked: the
 banner with both CPUs up, a sleep ending (a halted vCPU's timer wakes it), uname, /proc/cpuinfo listing both vCPUs, free
 seeing about the VM's memory, 16 MiB written from /dev/urandom read back
 twice with the same checksum, the ACPI power-off, and `vm audit` clean
-afterwards. Then malformed bzImages built from the real one's header are
-refused with their reasons. (The shell through `vm console`, typed at, is
+afterwards, and KVM's paravirtual features that sprig offers named in Linux's
+log (dmesg) as taken; steal time (the two vCPUs share sprig's CPU 1, so each
+waits for it) seen by the guest in /proc/stat and written by sprig. Then
+malformed bzImages built from the real one's header are refused with their
+reasons. (The shell through `vm console`, typed at, is
 tests/e2e/e2e_linux_snap.py's, before and after a restore.) The images come
 from `make linux-images`, the only place beside run-linux and report that
 fetches the kernel."""
@@ -22,7 +25,14 @@ INITRD = os.path.join(ROOT, "build", "linux", "initrd")
 GUEST_MIB = 512
 # sleep: Linux's idle halts the vCPUs, and only their timers wake them.
 RUN = ("uname -a; grep -c ^processor /proc/cpuinfo; free -k; sleep 1; "
-       "dd if=/dev/urandom of=/tmp/x bs=1M count=16; md5sum /tmp/x; md5sum /tmp/x")
+       "dd if=/dev/urandom of=/tmp/x bs=1M count=16; md5sum /tmp/x /tmp/x; "
+       "dmesg|grep kvm;head -1 /proc/stat")  # sprig's shell takes 32 words a line
+# What Linux's arch/x86/kernel/kvm.c logs for each paravirtual feature it takes.
+PV_LINES = {
+    "pv-ipi": r"kvm-guest: setup PV IPIs",
+    "pv-spinlocks": r"kvm-guest: PV spinlocks enabled",
+    "pv-sched-yield": r"kvm-guest: setup PV sched yield",
+}
 
 
 def malformed_images():
@@ -76,6 +86,15 @@ def linux_boot(check):
         check("linux/md5-equal", len(sums) == 2 and sums[0] == sums[1], text[-3000:])
         check("linux/run-status", "sprig-linux: run done, status 0" in lines, text[-3000:])
         check("linux/poweroff", "vm linux exited: status 0 (ACPI power off)" in out, out[-3000:])
+        for name, line in PV_LINES.items():
+            check("linux/" + name, re.search(line, text) is not None,
+                  "\n".join(l for l in lines if "kvm" in l))
+        cpu = re.search(r"^cpu\s+((?:\d+\s*){8,})$", text, re.M)
+        check("linux/steal-time", cpu is not None and int(cpu.group(1).split()[7]) > 0,
+              cpu.group(0) if cpu else text[-3000:])
+        out = m.command("stats linux")
+        records = re.search(r"^\s+steal_records\s+(\d+)$", out, re.M)
+        check("linux/steal-records", records is not None and int(records.group(1)) > 0, out)
         out = m.command("vm audit linux")
         check("linux/audit-clean", "mmu audit: ok, 0 errors" in out, out)
         for _, name, reason in bad:

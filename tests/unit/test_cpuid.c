@@ -465,6 +465,18 @@ TEST(cpuid_unknown_leaves_zero)
 	CHECK_EQ_U64(fa.out_of_range, 0);
 }
 
+/* With IA32_APIC_BASE.EN clear, leaf 1 hides the APIC (KVM's
+ * kvm_update_cpuid_runtime; kvm-unit-tests' apic_disable checks it). */
+TEST(cpuid_apic_disabled)
+{
+	struct fake f = { .table = zen };
+	struct cpuid_host h = host_of(&f);
+
+	CHECK(q(&h, 1, 0).edx & CPUID_1_EDX_APIC);
+	h.apic_disabled = true;
+	CHECK(!(q(&h, 1, 0).edx & CPUID_1_EDX_APIC));
+}
+
 TEST(cpuid_hypervisor_leaf)
 {
 	struct fake f = { .table = skylake_x };
@@ -480,8 +492,10 @@ TEST(cpuid_hypervisor_leaf)
 	CHECK(q(&h, 1, 0).ecx & CPUID_1_ECX_HYPERVISOR);
 }
 
-/* KVM's clock leaves at 0x40000100 (where Linux's scan in steps of 0x100
- * finds them), only with a known TSC rate; the leaves around read zero. */
+/* KVM's leaves at 0x40000100 (where Linux's scan in steps of 0x100 finds
+ * them), only with a known TSC rate: the clock and the paravirtual features
+ * sprig implements, by their numbers in Linux's uapi kvm_para.h; the leaves
+ * around read zero. */
 TEST(cpuid_kvm_clock_leaves)
 {
 	struct fake f = { .table = zen };
@@ -495,7 +509,8 @@ TEST(cpuid_kvm_clock_leaves)
 	memcpy(sig + 8, &r.edx, 4);
 	CHECK(!memcmp(sig, "KVMKVMKVM\0\0\0", 12));
 	r = q(&h, 0x40000101, 0);
-	CHECK_EQ_U64(r.eax, (1u << 3) | (1u << 24)); /* CLOCKSOURCE2, STABLE_BIT */
+	/* CLOCKSOURCE2, STEAL_TIME, PV_UNHALT, PV_SEND_IPI, PV_SCHED_YIELD, STABLE_BIT */
+	CHECK_EQ_U64(r.eax, (1u << 3) | (1u << 5) | (1u << 7) | (1u << 11) | (1u << 13) | (1u << 24));
 	CHECK(r.ebx == 0 && r.ecx == 0 && r.edx == 0);
 	r = q(&h, 0x40000102, 0);
 	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);

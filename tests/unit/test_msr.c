@@ -6,6 +6,7 @@
 #include "arch/x86/msr.h"
 #include "arch/x86/regs.h"
 #include "virt/msr_policy.h"
+#include "virt/kvm_pv.h"
 #include "virt/pvclock.h"
 
 /* A guest in long mode with paging, as the test guests run, on an AMD CPU
@@ -50,7 +51,7 @@ TEST(msr_homes)
 				     MSR_PAT };
 	const uint32_t virt[] = { MSR_TSC, MSR_MISC_ENABLE, MSR_MTRRCAP, MSR_MTRR_DEF_TYPE,
 				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG, MSR_UCODE_REV, MSR_KVM_SYSTEM_TIME_NEW,
-				  MSR_KVM_WALL_CLOCK_NEW };
+				  MSR_KVM_WALL_CLOCK_NEW, MSR_KVM_STEAL_TIME };
 	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
 				  MSR_X2APIC_LAST };
 	const uint32_t none[] = { 0x2, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
@@ -199,6 +200,11 @@ TEST(msr_fixed_ones)
 	CHECK(ok(MSR_KVM_SYSTEM_TIME_NEW, 0x1234001, &long_mode));
 	CHECK(ok(MSR_KVM_SYSTEM_TIME_NEW, 0, &long_mode));
 	CHECK(!ok(MSR_KVM_SYSTEM_TIME_NEW, 0x1234003, &long_mode));
+	/* Steal time: 64-byte aligned (bits 5:1 reserved), bit 0 enables. */
+	CHECK(ok(MSR_KVM_STEAL_TIME, 0x1234041, &long_mode));
+	CHECK(ok(MSR_KVM_STEAL_TIME, 0x1234040, &long_mode));
+	for (unsigned bit = 1; bit < 6; bit++)
+		CHECK(!ok(MSR_KVM_STEAL_TIME, 0x1234041 | 1u << bit, &long_mode));
 	CHECK(ok(MSR_KVM_WALL_CLOCK_NEW, 0x1234004, &long_mode));
 	CHECK(!ok(MSR_KVM_WALL_CLOCK_NEW, 0x1234002, &long_mode));
 	CHECK(!ok(MSR_K8_INT_PENDING_MSG, 1, &long_mode));

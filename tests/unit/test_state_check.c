@@ -410,6 +410,13 @@ TEST(vm_state_fields)
 	fv.vm.nr_vcpus = 2;
 	CHECK(!vm_ok());
 	CHECK(strstr(err, "record cpu of vCPU 2 in a VM of 2") != NULL);
+	/* The steal-time MSR: its record 64-byte aligned, as WRMSR takes it. */
+	reset();
+	fv.msrs[1].steal_time_msr = 0x10041;
+	CHECK(vm_ok());
+	fv.msrs[1].steal_time_msr = 0x10021;
+	CHECK(!vm_ok());
+	CHECK(strstr(err, "steal-time MSR 0x10021: record not 64-byte aligned") != NULL);
 	/* An AP halted (after HLT, not INIT) with its APIC in use passes. */
 	reset();
 	fv.cpu[1].wait_sipi = 0;
