@@ -47,6 +47,7 @@ void pci_init(struct pci *p)
 	struct pci_function *f;
 
 	p->addr = 0;
+	p->nr_extra = 0;
 
 	f = &p->fn[0];
 	header(f, DEVFN_HOST, 0x1237, 0x02, 0x060000, 0x00);
@@ -83,13 +84,29 @@ void pci_init(struct pci *p)
 	f->wmask[0xd2] = 0;
 }
 
-/* Index of the function at devfn in p->fn, or -1. */
-static int find(const struct pci *p, uint8_t devfn)
+bool pci_add_function(struct pci *p, struct pci_function *fn, void (*written)(void *ctx), void *ctx)
 {
+	if (p->nr_extra == PCI_EXTRA_MAX)
+		return false;
+	p->extra[p->nr_extra++] = (struct pci_extra){ fn, written, ctx };
+	return true;
+}
+
+/* The function at devfn, or NULL; *extra: a device model's, or NULL. */
+static struct pci_function *find(const struct pci *p, uint8_t devfn, const struct pci_extra **extra)
+{
+	if (extra)
+		*extra = NULL;
 	for (int i = 0; i < PCI_NFUNCS; i++)
 		if (p->fn[i].devfn == devfn)
-			return i;
-	return -1;
+			return (struct pci_function *)&p->fn[i];
+	for (unsigned i = 0; i < p->nr_extra; i++)
+		if (p->extra[i].fn->devfn == devfn) {
+			if (extra)
+				*extra = &p->extra[i];
+			return p->extra[i].fn;
+		}
+	return NULL;
 }
 
 static uint32_t ones(unsigned size)
@@ -99,8 +116,7 @@ static uint32_t ones(unsigned size)
 
 uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsigned size)
 {
-	int i_fn = find(p, devfn);
-	const struct pci_function *f = i_fn >= 0 ? &p->fn[i_fn] : NULL;
+	const struct pci_function *f = find(p, devfn, NULL);
 	uint32_t v = 0;
 
 	if (size > 4)
@@ -113,12 +129,11 @@ uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsign
 }
 
 /* The function CONFIG_ADDRESS selects, or NULL (disabled, other bus, absent). */
-static struct pci_function *selected(struct pci *p)
+static struct pci_function *selected(struct pci *p, const struct pci_extra **extra)
 {
 	if (!(p->addr & PCI_ADDR_ENABLE) || ((p->addr >> 16) & 0xff) != 0)
 		return NULL;
-	int i = find(p, (uint8_t)(p->addr >> 8));
-	return i >= 0 ? &p->fn[i] : NULL;
+	return find(p, (uint8_t)(p->addr >> 8), extra);
 }
 
 uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size)
@@ -127,7 +142,7 @@ uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size)
 		return 0xffffffffu;
 	if (port >= PCI_PORT_ADDR && port < PCI_PORT_ADDR + 4)
 		return p->addr & ones(size);
-	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || !selected(p))
+	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || !selected(p, NULL))
 		return ones(size);
 	unsigned at = port - PCI_PORT_DATA;
 	uint32_t v = 0;
@@ -148,7 +163,8 @@ void pci_port_write(struct pci *p, uint16_t port, unsigned size, uint32_t val)
 	}
 	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || (size != 1 && size != 2 && size != 4))
 		return;
-	struct pci_function *f = selected(p);
+	const struct pci_extra *extra;
+	struct pci_function *f = selected(p, &extra);
 	if (!f)
 		return;
 	unsigned at = port - PCI_PORT_DATA;
@@ -157,6 +173,8 @@ void pci_port_write(struct pci *p, uint16_t port, unsigned size, uint32_t val)
 		uint8_t b = (uint8_t)(val >> (8 * i));
 		f->cfg[off] = (uint8_t)((f->cfg[off] & ~f->wmask[off]) | (b & f->wmask[off]));
 	}
+	if (extra && extra->written)
+		extra->written(extra->ctx);
 }
 
 uint8_t pci_piix3_pirq(const struct pci *p, unsigned n)

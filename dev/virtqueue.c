@@ -239,3 +239,37 @@ bool virtq_need_interrupt(struct virtq *q, const struct guest_mem *m,
 		return true;
 	return !(v & VIRTQ_AVAIL_F_NO_INTERRUPT);
 }
+
+/* Copy between buf and the bytes [at, at + len) of segments seg[0..n). */
+static bool chain_copy(const struct guest_mem *m, const struct virtq_seg *seg, unsigned n,
+		       uint64_t at, uint8_t *buf, uint64_t len, bool to_guest)
+{
+	for (unsigned i = 0; i < n && len; i++) {
+		if (at >= seg[i].len) {
+			at -= seg[i].len;
+			continue;
+		}
+		uint32_t k = (uint32_t)(seg[i].len - at < len ? seg[i].len - at : len);
+		bool ok = to_guest ? guest_mem_write(m, seg[i].gpa + at, buf, k)
+				   : guest_mem_read(m, seg[i].gpa + at, buf, k);
+
+		if (!ok)
+			return false;
+		buf += k;
+		len -= k;
+		at = 0;
+	}
+	return !len;
+}
+
+bool virtq_chain_read(const struct guest_mem *m, const struct virtq_chain *c, uint64_t at,
+		      void *buf, uint64_t len)
+{
+	return chain_copy(m, c->seg, c->nr_out, at, buf, len, false);
+}
+
+bool virtq_chain_write(const struct guest_mem *m, const struct virtq_chain *c, uint64_t at,
+		       const void *buf, uint64_t len)
+{
+	return chain_copy(m, c->seg + c->nr_out, c->nr_in, at, (uint8_t *)(uintptr_t)buf, len, true);
+}

@@ -102,3 +102,11 @@ bool virtq_need_interrupt(struct virtq *q, const struct guest_mem *m,
 /* The bytes of a queue's rings in guest memory, as 2.7 lays them out. */
 uint64_t virtq_avail_bytes(uint16_t size);
 uint64_t virtq_used_bytes(uint16_t size);
+
+/* Bytes of a chain as one stream: the device-readable buffers' from byte
+ * `at` on into buf, or buf into the device-writable buffers from byte `at`
+ * on. False when the chain has fewer bytes or a copy failed. */
+bool virtq_chain_read(const struct guest_mem *m, const struct virtq_chain *c, uint64_t at,
+		      void *buf, uint64_t len);
+bool virtq_chain_write(const struct guest_mem *m, const struct virtq_chain *c, uint64_t at,
+		       const void *buf, uint64_t len);
