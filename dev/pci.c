@@ -92,22 +92,20 @@ bool pci_add_function(struct pci *p, struct pci_function *fn, void (*written)(vo
 	return true;
 }
 
-/* The function at devfn, or NULL; *extra: a device model's, or NULL. */
-static struct pci_function *find(const struct pci *p, uint8_t devfn, const struct pci_extra **extra)
+/* Index of the function at devfn, or -1: p->fn's, then the device models'
+ * (PCI_NFUNCS + their index in p->extra). */
+static int find(const struct pci *p, uint8_t devfn)
 {
-	if (extra)
-		*extra = NULL;
 	for (int i = 0; i < PCI_NFUNCS; i++)
 		if (p->fn[i].devfn == devfn)
-			return (struct pci_function *)&p->fn[i];
+			return i;
 	for (unsigned i = 0; i < p->nr_extra; i++)
-		if (p->extra[i].fn->devfn == devfn) {
-			if (extra)
-				*extra = &p->extra[i];
-			return p->extra[i].fn;
-		}
-	return NULL;
+		if (p->extra[i].fn->devfn == devfn)
+			return PCI_NFUNCS + (int)i;
+	return -1;
 }
+
+#define FN(p, i) ((i) < PCI_NFUNCS ? &(p)->fn[i] : (p)->extra[(i) - PCI_NFUNCS].fn)
 
 static uint32_t ones(unsigned size)
 {
@@ -116,7 +114,8 @@ static uint32_t ones(unsigned size)
 
 uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsigned size)
 {
-	const struct pci_function *f = find(p, devfn, NULL);
+	int i_fn = find(p, devfn);
+	const struct pci_function *f = i_fn >= 0 ? FN(p, i_fn) : NULL;
 	uint32_t v = 0;
 
 	if (size > 4)
@@ -128,12 +127,13 @@ uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsign
 	return v;
 }
 
-/* The function CONFIG_ADDRESS selects, or NULL (disabled, other bus, absent). */
-static struct pci_function *selected(struct pci *p, const struct pci_extra **extra)
+/* The index of the function CONFIG_ADDRESS selects, or -1 (disabled, other
+ * bus, absent). */
+static int selected(const struct pci *p)
 {
 	if (!(p->addr & PCI_ADDR_ENABLE) || ((p->addr >> 16) & 0xff) != 0)
-		return NULL;
-	return find(p, (uint8_t)(p->addr >> 8), extra);
+		return -1;
+	return find(p, (uint8_t)(p->addr >> 8));
 }
 
 uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size)
@@ -142,7 +142,7 @@ uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size)
 		return 0xffffffffu;
 	if (port >= PCI_PORT_ADDR && port < PCI_PORT_ADDR + 4)
 		return p->addr & ones(size);
-	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || !selected(p, NULL))
+	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || selected(p) < 0)
 		return ones(size);
 	unsigned at = port - PCI_PORT_DATA;
 	uint32_t v = 0;
@@ -163,18 +163,18 @@ void pci_port_write(struct pci *p, uint16_t port, unsigned size, uint32_t val)
 	}
 	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || (size != 1 && size != 2 && size != 4))
 		return;
-	const struct pci_extra *extra;
-	struct pci_function *f = selected(p, &extra);
-	if (!f)
+	int i_fn = selected(p);
+	if (i_fn < 0)
 		return;
+	struct pci_function *f = FN(p, i_fn);
 	unsigned at = port - PCI_PORT_DATA;
 	for (unsigned i = 0; i < size && at + i < 4; i++) {
 		unsigned off = (p->addr & 0xfc) + at + i;
 		uint8_t b = (uint8_t)(val >> (8 * i));
 		f->cfg[off] = (uint8_t)((f->cfg[off] & ~f->wmask[off]) | (b & f->wmask[off]));
 	}
-	if (extra && extra->written)
-		extra->written(extra->ctx);
+	if (i_fn >= PCI_NFUNCS && p->extra[i_fn - PCI_NFUNCS].written)
+		p->extra[i_fn - PCI_NFUNCS].written(p->extra[i_fn - PCI_NFUNCS].ctx);
 }
 
 uint8_t pci_piix3_pirq(const struct pci *p, unsigned n)
