@@ -28,14 +28,17 @@ cp "$dir/pkg/bin/busybox" "$dir/busybox"
 rm -rf "$dir/modules"
 mkdir -p "$dir/modules"
 : > "$dir/modules/order"
+module_path() {
+	find "$dir"/pkg/lib/modules -name "$1.ko" | head -n 1
+}
 add_module() {
 	grep -qx "$1" "$dir/modules/order" && return 0
-	ko=$(find "$dir"/pkg/lib/modules -name "$1.ko" | head -n 1)
-	[ -n "$ko" ] || { echo "fetch.sh: no module $1 in the kernel package" >&2; exit 1; }
-	for dep in $(/sbin/modinfo -F depends "$ko" | tr , ' '); do
+	[ -n "$(module_path "$1")" ] || { echo "fetch.sh: no module $1 in the kernel package" >&2; exit 1; }
+	for dep in $(/sbin/modinfo -F depends "$(module_path "$1")" | tr , ' '); do
 		add_module "$dep"
 	done
-	cp "$ko" "$dir/modules/$1.ko"
+	# (sh has no local variables: the path is looked up again after the recursion)
+	cp "$(module_path "$1")" "$dir/modules/$1.ko"
 	echo "$1" >> "$dir/modules/order"
 }
 for m in virtio_pci virtio_blk virtio_balloon; do
