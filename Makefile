@@ -44,7 +44,7 @@ HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 		   dev/lapic_ipi.c dev/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
 		   dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/pmtimer.c dev/fwcfg.c \
 		   dev/acpi_tables.c dev/pci.c dev/testdev.c virt/cpu_list.c dev/uart16550.c \
-		   dev/bus.c dev/acpi_pm.c dev/firmware.c)
+		   dev/bus.c dev/acpi_pm.c dev/firmware.c dev/guest_mem.c dev/virtqueue.c dev/virtio_pci.c dev/virtio_blk.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c) tests/targets.c
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/targets.c tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread
@@ -160,7 +160,7 @@ lab-check: $(B)/sprig.elf $(GUEST_ELFS) | deps
 # Fuzz targets: clang's libFuzzer with ASan and UBSan, against the real parsers.
 # A target NAME is tests/fuzz/fuzz_NAME.c, plus the sources it links listed in
 # FUZZ_SRCS_NAME, plus NAME in FUZZ_TARGETS (tests/fuzz/README.md).
-FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn bzimage
+FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn bzimage virtq
 FUZZ_SRCS_mb1 := virt/mb1_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
@@ -169,6 +169,7 @@ FUZZ_SRCS_snapshot := $(STATE_SRCS) svm/saved_state.c vmx/saved_state.c tests/un
 FUZZ_SRCS_console := virt/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c lib/print.c
 FUZZ_SRCS_bzimage := virt/bzimage_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
+FUZZ_SRCS_virtq := dev/virtqueue.c dev/guest_mem.c lib/print.c
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined

@@ -47,6 +47,7 @@ void pci_init(struct pci *p)
 	struct pci_function *f;
 
 	p->addr = 0;
+	p->nr_extra = 0;
 
 	f = &p->fn[0];
 	header(f, DEVFN_HOST, 0x1237, 0x02, 0x060000, 0x00);
@@ -83,14 +84,28 @@ void pci_init(struct pci *p)
 	f->wmask[0xd2] = 0;
 }
 
-/* Index of the function at devfn in p->fn, or -1. */
+bool pci_add_function(struct pci *p, struct pci_function *fn, void (*written)(void *ctx), void *ctx)
+{
+	if (p->nr_extra == PCI_EXTRA_MAX)
+		return false;
+	p->extra[p->nr_extra++] = (struct pci_extra){ fn, written, ctx };
+	return true;
+}
+
+/* Index of the function at devfn, or -1: p->fn's, then the device models'
+ * (PCI_NFUNCS + their index in p->extra). */
 static int find(const struct pci *p, uint8_t devfn)
 {
 	for (int i = 0; i < PCI_NFUNCS; i++)
 		if (p->fn[i].devfn == devfn)
 			return i;
+	for (unsigned i = 0; i < p->nr_extra; i++)
+		if (p->extra[i].fn->devfn == devfn)
+			return PCI_NFUNCS + (int)i;
 	return -1;
 }
+
+#define FN(p, i) ((i) < PCI_NFUNCS ? &(p)->fn[i] : (p)->extra[(i) - PCI_NFUNCS].fn)
 
 static uint32_t ones(unsigned size)
 {
@@ -100,7 +115,7 @@ static uint32_t ones(unsigned size)
 uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsigned size)
 {
 	int i_fn = find(p, devfn);
-	const struct pci_function *f = i_fn >= 0 ? &p->fn[i_fn] : NULL;
+	const struct pci_function *f = i_fn >= 0 ? FN(p, i_fn) : NULL;
 	uint32_t v = 0;
 
 	if (size > 4)
@@ -112,13 +127,13 @@ uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsign
 	return v;
 }
 
-/* The function CONFIG_ADDRESS selects, or NULL (disabled, other bus, absent). */
-static struct pci_function *selected(struct pci *p)
+/* The index of the function CONFIG_ADDRESS selects, or -1 (disabled, other
+ * bus, absent). */
+static int selected(const struct pci *p)
 {
 	if (!(p->addr & PCI_ADDR_ENABLE) || ((p->addr >> 16) & 0xff) != 0)
-		return NULL;
-	int i = find(p, (uint8_t)(p->addr >> 8));
-	return i >= 0 ? &p->fn[i] : NULL;
+		return -1;
+	return find(p, (uint8_t)(p->addr >> 8));
 }
 
 uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size)
@@ -127,7 +142,7 @@ uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size)
 		return 0xffffffffu;
 	if (port >= PCI_PORT_ADDR && port < PCI_PORT_ADDR + 4)
 		return p->addr & ones(size);
-	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || !selected(p))
+	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || selected(p) < 0)
 		return ones(size);
 	unsigned at = port - PCI_PORT_DATA;
 	uint32_t v = 0;
@@ -148,15 +163,18 @@ void pci_port_write(struct pci *p, uint16_t port, unsigned size, uint32_t val)
 	}
 	if (port < PCI_PORT_DATA || port > PCI_PORT_DATA + 3 || (size != 1 && size != 2 && size != 4))
 		return;
-	struct pci_function *f = selected(p);
-	if (!f)
+	int i_fn = selected(p);
+	if (i_fn < 0)
 		return;
+	struct pci_function *f = FN(p, i_fn);
 	unsigned at = port - PCI_PORT_DATA;
 	for (unsigned i = 0; i < size && at + i < 4; i++) {
 		unsigned off = (p->addr & 0xfc) + at + i;
 		uint8_t b = (uint8_t)(val >> (8 * i));
 		f->cfg[off] = (uint8_t)((f->cfg[off] & ~f->wmask[off]) | (b & f->wmask[off]));
 	}
+	if (i_fn >= PCI_NFUNCS && p->extra[i_fn - PCI_NFUNCS].written)
+		p->extra[i_fn - PCI_NFUNCS].written(p->extra[i_fn - PCI_NFUNCS].ctx);
 }
 
 uint8_t pci_piix3_pirq(const struct pci *p, unsigned n)

@@ -37,6 +37,7 @@
  * the i440FX PAM/SMRAM and PIIX3 registers are stored and have no effect.
  * Everything else in the header (IDs, class, status, BARs) is read-only. */
 #pragma once
+#include <stdbool.h>
 #include <stdint.h>
 #include "virt/state_record.h"
 
@@ -51,9 +52,21 @@ struct pci_function {
 	uint8_t wmask[256];
 };
 
+/* A function a device model adds (virtio): its configuration space is the
+ * model's, saved in the model's record; written() after each write to it. */
+struct pci_extra {
+	struct pci_function *fn;
+	void (*written)(void *ctx);
+	void *ctx;
+};
+#define PCI_EXTRA_MAX 4
+
 struct pci {
 	uint32_t addr; /* CONFIG_ADDRESS as last written with a 32-bit OUT */
 	struct pci_function fn[PCI_NFUNCS];
+	/* Not saved: fixed when the VM is made. */
+	struct pci_extra extra[PCI_EXTRA_MAX];
+	unsigned nr_extra;
 };
 
 void pci_init(struct pci *p);
@@ -61,6 +74,8 @@ void pci_init(struct pci *p);
  * 0xCFC-0xCFF; size 1, 2 or 4. Other ports read all ones. */
 uint32_t pci_port_read(struct pci *p, uint16_t port, unsigned size);
 void pci_port_write(struct pci *p, uint16_t port, unsigned size, uint32_t val);
+/* Add a device model's function on bus 0 (its devfn free): false when full. */
+bool pci_add_function(struct pci *p, struct pci_function *fn, void (*written)(void *ctx), void *ctx);
 /* Direct config access for the integrator and tests: bus 0 devfn, offset;
  * all ones for an absent function. */
 uint32_t pci_config_read(const struct pci *p, uint8_t devfn, uint8_t off, unsigned size);

@@ -113,7 +113,8 @@ uint64_t platform_wall_at_tsc0(struct vm *vm)
 	return cmos_unix_seconds() - (khz ? vm_guest_tsc(vm) / (khz * 1000) : 0);
 }
 
-int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen)
+int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, char *err,
+		  size_t errlen)
 {
 	struct platform *p = &vm->platform;
 	struct testdev_ops ops = { .set_irq = testdev_irq, .flush_page = testdev_flush, .ctx = vm };
@@ -135,7 +136,9 @@ int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen)
 	fwcfg_init_vm(&p->fwcfg, vm->mem_bytes, vm->nr_vcpus);
 	pci_init(&p->pci);
 	testdev_init(&p->testdev, iomem ? pa_to_va(iomem) : NULL, &ops);
-	return attach_devices(vm, testdev, err, errlen);
+	if (attach_devices(vm, testdev, err, errlen))
+		return -1;
+	return disk_attach(vm, disk, err, errlen);
 }
 
 void platform_destroy(struct vm *vm)
@@ -145,6 +148,7 @@ void platform_destroy(struct vm *vm)
 	if (p->testdev.iomem)
 		frame_free(va_to_pa(p->testdev.iomem), TESTDEV_IOMEM_ORDER);
 	p->testdev.iomem = NULL;
+	disk_destroy(vm);
 }
 
 int platform_firmware_start(struct vm *vm)

@@ -10,6 +10,7 @@
 #pragma once
 #include "virt/e820.h"
 #include "dev/acpi_pm.h"
+#include "dev/disk.h"
 #include "dev/fwcfg.h"
 #include "dev/ioapic.h"
 #include "dev/pci.h"
@@ -40,12 +41,15 @@ struct platform {
 	struct fwcfg fwcfg;
 	struct pci pci;
 	struct testdev testdev;
+	struct vm_disk disk; /* virtio-blk, when the VM has a disk */
 };
 
 /* Set up the chipset of a VM whose vCPUs exist, their APICs on vm->apic_bus, with
- * pc-testdev's ranges when testdev (its 64 KiB MMIO window is allocated here),
- * and register every device. 0, or -1 with the reason in err. */
-int platform_init(struct vm *vm, bool testdev, char *err, size_t errlen);
+ * pc-testdev's ranges when testdev (its 64 KiB MMIO window is allocated here)
+ * and a virtio disk when disk->bytes (dev/disk.h), and register every
+ * device. 0, or -1 with the reason in err. */
+int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, char *err,
+		  size_t errlen);
 void platform_destroy(struct vm *vm);
 /* The host's wall clock (Unix seconds) when the VM's guest TSC read 0: the
  * RTC's time base, at creation and after a restore. */

@@ -24,6 +24,11 @@ static inline uint64_t rd64(const uint8_t *p)
 	return v;
 }
 
+static inline void put16(uint8_t *p, uint16_t v)
+{
+	__builtin_memcpy(p, &v, sizeof(v));
+}
+
 static inline void put32(uint8_t *p, uint32_t v)
 {
 	__builtin_memcpy(p, &v, sizeof(v));

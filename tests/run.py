@@ -309,7 +309,7 @@ E2E_MODULES = ["e2e_boot", "e2e_guests", "e2e_bochs", "e2e_prefetch", "e2e_zap",
                "e2e_input", "e2e_apic", "e2e_pc", "e2e_smp_guest", "e2e_smp", "e2e_vcpus", "e2e_crwin",
                "e2e_console", "e2e_grub_entry", "e2e_vcpus_snap",
                "e2e_safety", "e2e_selftest", "e2e_uart", "lab_check", "e2e_linux", "e2e_linux_snap",
-               "e2e_linux_bench", "e2e_linux_fork", "e2e_linux_restore",
+               "e2e_linux_bench", "e2e_linux_fork", "e2e_linux_restore", "e2e_virtio",
                "e2e_kut"]
 
 

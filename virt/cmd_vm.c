@@ -170,6 +170,23 @@ static int vm_create_cmd(int argc, char **argv)
 			}
 			a.initrd = (const void *)(uintptr_t)rd->start;
 			a.initrd_size = rd->end - rd->start;
+		} else if (strncmp(argv[i], "disk=", 5) == 0) {
+			/* A virtio disk: MODULE read-only, MODULE:rw a writable copy. */
+			char name[64];
+			const char *colon = strchr(val, ':');
+			size_t n = colon ? (size_t)(colon - val) : strlen(val);
+			const struct boot_module *dm;
+
+			if (n >= sizeof(name) || (colon && strcmp(colon, ":rw") != 0))
+				return shell_usage_error("vm", "bad disk '%s' (MODULE or MODULE:rw)", val);
+			memcpy(name, val, n);
+			name[n] = 0;
+			if (!(dm = boot_module_find(name))) {
+				kprintf("vm: no module '%s' for the disk\n", name);
+				return 1;
+			}
+			a.disk = (struct disk_args){ (const void *)(uintptr_t)dm->start,
+						     dm->end - dm->start, colon != NULL };
 		} else if (strncmp(argv[i], "chunk=", 6) == 0) {
 			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
@@ -454,7 +471,7 @@ static int cmd_vm(int argc, char **argv)
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [initrd=MODULE] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create NAME MODULE [initrd=MODULE] [disk=MODULE[:rw]] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images; attach the console to a VM's COM1");
 
 /* The vCPUs' counters summed (maxima: the largest), their port tallies merged. */

@@ -131,6 +131,7 @@ struct vm_create_args {
 	struct vm *clone_of;
 	bool strict_mmio;
 	bool no_testdev; /* leave out QEMU's pc-testdev */
+	struct disk_args disk; /* a virtio disk (dev/disk.h); bytes 0: none */
 };
 
 /* Pick the backend and enable virtualization on this CPU, and have each AP

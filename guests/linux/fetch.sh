@@ -22,5 +22,27 @@ for deb in "$dir"/debs/*.deb; do
 done
 cp "$dir"/pkg/boot/vmlinuz-*-amd64 "$dir/vmlinuz"
 cp "$dir/pkg/bin/busybox" "$dir/busybox"
-rm -rf "$dir/pkg" # the kernel's modules: the guest loads none
-echo "fetch.sh: $kernel, $(basename "$dir"/debs/busybox-static_*.deb)"
+# The virtio modules the guest loads, with what they depend on (modinfo's
+# depends=: the package has no modules.dep), from the same package:
+# DIR/modules/NAME.ko and DIR/modules/order, dependencies first.
+rm -rf "$dir/modules"
+mkdir -p "$dir/modules"
+: > "$dir/modules/order"
+module_path() {
+	find "$dir"/pkg/lib/modules -name "$1.ko" | head -n 1
+}
+add_module() {
+	grep -qx "$1" "$dir/modules/order" && return 0
+	[ -n "$(module_path "$1")" ] || { echo "fetch.sh: no module $1 in the kernel package" >&2; exit 1; }
+	for dep in $(/sbin/modinfo -F depends "$(module_path "$1")" | tr , ' '); do
+		add_module "$dep"
+	done
+	# (sh has no local variables: the path is looked up again after the recursion)
+	cp "$(module_path "$1")" "$dir/modules/$1.ko"
+	echo "$1" >> "$dir/modules/order"
+}
+for m in virtio_pci virtio_blk virtio_balloon; do
+	add_module "$m"
+done
+rm -rf "$dir/pkg"
+echo "fetch.sh: $kernel, $(basename "$dir"/debs/busybox-static_*.deb), modules: $(tr '\n' ' ' < "$dir/modules/order")"

@@ -5,7 +5,8 @@
 # target fetches the kernel.
 #   build/linux/vmlinuz   the stock kernel (a bzImage)
 #   build/linux/initrd    gzip'd newc cpio: busybox, its applets' links, /init,
-#                         memsum and LINUX_INITRD_BINS in /bin
+#                         memsum and LINUX_INITRD_BINS in /bin, the virtio
+#                         modules in /lib/modules (loaded by /init in order)
 # LINUX_INITRD_BINS: more static programs to put in the initramfs's /bin.
 
 LINUX_DIR := $(B)/linux
@@ -18,13 +19,13 @@ $(LINUX_DIR)/memsum: guests/linux/memsum.c
 	$(HOSTCC) -std=gnu11 -static -O2 -Wall -Wextra -o $@ $<
 LINUX_INITRD_BINS += $(LINUX_DIR)/memsum
 
-# One fetch makes both (grouped: make -j must not run it twice at once).
-$(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox &: guests/linux/fetch.sh
+# One fetch makes them all (grouped: make -j must not run it twice at once).
+$(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox $(LINUX_DIR)/modules/order &: guests/linux/fetch.sh
 	guests/linux/fetch.sh $(LINUX_DIR)
-	@touch $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox
+	@touch $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/busybox $(LINUX_DIR)/modules/order
 
 # The applets' links come from busybox itself (--list-full).
-$(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox guests/linux/init $(LINUX_INITRD_BINS)
+$(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox $(LINUX_DIR)/modules/order guests/linux/init $(LINUX_INITRD_BINS)
 	@tools/deps.sh linux
 	rm -rf $(LINUX_DIR)/root
 	mkdir -p $(LINUX_DIR)/root/bin $(LINUX_DIR)/root/sbin $(LINUX_DIR)/root/usr/bin \
@@ -32,6 +33,8 @@ $(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox guests/linux/init $(LINUX_INITRD_BINS)
 		$(LINUX_DIR)/root/dev $(LINUX_DIR)/root/tmp
 	cp $(LINUX_DIR)/busybox $(LINUX_DIR)/root/bin/busybox
 	cp guests/linux/init $(LINUX_DIR)/root/init
+	mkdir -p $(LINUX_DIR)/root/lib/modules
+	cp $(LINUX_DIR)/modules/* $(LINUX_DIR)/root/lib/modules/
 	for a in $$($(LINUX_DIR)/busybox --list-full); do \
 		[ -e $(LINUX_DIR)/root/$$a ] || ln -s /bin/busybox $(LINUX_DIR)/root/$$a; done
 	$(if $(LINUX_INITRD_BINS),cp $(LINUX_INITRD_BINS) $(LINUX_DIR)/root/bin/)

@@ -417,6 +417,33 @@ def bzimage():
         patches=((0x22c, u32(0x4f98fff)),))))
 
 
+def virtq_input(log2_size, features, desc, avail, used, pokes):
+    """fuzz_virtq.c's input: the queue, then guest RAM with pokes (offset, bytes)."""
+    ram = bytearray(0x4000)
+    for off, data in pokes:
+        put(ram, off, data)
+    return bytes([log2_size, features]) + u16(desc // 2) + u16(avail // 2) + u16(used // 2) + bytes(ram)
+
+
+def vdesc(table, i, addr, length, flags, nxt):
+    return (table + 16 * i, struct.pack("<QIHH", addr, length, flags, nxt))
+
+
+def virtq():
+    """Rings at desc 0x0, avail 0x800, used 0x1000; buffers from 0x2000."""
+    avail = lambda idx, *heads: (0x800, u16(0) + u16(idx) + b"".join(u16(h) for h in heads))
+    write("virtq", "chain_out_in", virtq_input(3, 0, 0, 0x800, 0x1000, [
+        vdesc(0, 0, 0x2000, 16, 1, 1), vdesc(0, 1, 0x2100, 512, 3, 2), vdesc(0, 2, 0x2400, 1, 2, 0),
+        avail(1, 0)]))
+    write("virtq", "indirect_event_idx", virtq_input(2, 3, 0, 0x800, 0x1000, [
+        vdesc(0, 1, 0x3000, 48, 4, 0), vdesc(0x3000, 0, 0x2000, 16, 1, 1),
+        vdesc(0x3000, 1, 0x2100, 16, 3, 2), vdesc(0x3000, 2, 0x2200, 1, 2, 0), avail(2, 1, 1)]))
+    write("virtq", "loop", virtq_input(3, 0, 0, 0x800, 0x1000, [
+        vdesc(0, 0, 0x2000, 8, 1, 1), vdesc(0, 1, 0x2000, 8, 1, 0), avail(1, 0)]))
+    write("virtq", "wrap", virtq_input(1, 0, 0, 0x800, 0x1000, [
+        vdesc(0, 0, 0x2000, 8, 2, 0), vdesc(0, 1, 0x2000, 8, 0, 0), avail(1, 0, 1)]))
+
+
 def main():
     guest = None
     if len(sys.argv) == 3 and sys.argv[1] == "--guest":
@@ -430,6 +457,7 @@ def main():
     insn()
     snapshot()
     bzimage()
+    virtq()
 
 
 if __name__ == "__main__":
