@@ -98,6 +98,11 @@ bool vm_state_save(struct vm *vm, void *buf, uint32_t cap, uint32_t *len, char *
 		ksnprintf(err, errlen, "'%s' is running", vm->name);
 		return false;
 	}
+	if (vm->platform.disk.blk.bytes) {
+		ksnprintf(err, errlen, "'%s' has a virtio disk, whose state snapshots and clones "
+			  "do not carry yet", vm->name);
+		return false;
+	}
 	if (fpu_vcpu_area_bytes() > VCPU_XSAVE_MAX) {
 		ksnprintf(err, errlen, "the FPU area takes %u bytes", fpu_vcpu_area_bytes());
 		return false;

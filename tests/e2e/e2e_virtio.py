@@ -4,7 +4,8 @@ init loading the virtio modules from the initramfs. Checked: the device on
 the virtio bus (/sys/bus/virtio/devices, device ID 2) and as /dev/vda of the
 module's size, the disk read whole with the module's checksum, a 4 KiB
 block written, the page cache dropped and the disk read back with the
-checksum of the image so changed, and `vm audit` clean afterwards."""
+checksum of the image so changed, and `vm audit` clean afterwards; a paused
+VM with a disk refuses snapshots and clones (their records hold no disk)."""
 import hashlib
 import os
 import random
@@ -65,6 +66,15 @@ def virtio_blk_linux(check):
         check("virtio/run-status", "sprig-linux: run done, status 0" in lines, text[-3000:])
         out = m.command("vm audit linux")
         check("virtio/audit-clean", "mmu audit: ok, 0 errors" in out, out)
+        # A disk's state is not in the records yet: a snapshot or a clone
+        # of a VM with one is refused, not made without it.
+        m.command("vm create paused vmlinuz initrd=initrd disk=vdisk mem=256M -- console=ttyS0")
+        m.command("vm run paused timeout=1", timeout=60)
+        out = m.command("vm snapshot paused img") + m.command("vm clone paused c")
+        check("virtio/snapshot-clone-refused", out.count("has a virtio disk") == 2 and
+              "vm c created" not in out, out)
+        m.command("vm destroy paused")
+        check("virtio/sprig-goes-on", "sprig " in m.command("version"), "")
     finally:
         m.close()
 
