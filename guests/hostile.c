@@ -6,7 +6,8 @@
  *   hypercall      hostile hypercall arguments: ranges outside memory, huge
  *                  and wrapping ones, zero lengths; register preservation;
  *                  KVM's numbers answered as KVM answers them (KVM_HC_SEND_IPI
- *                  -KVM_ENOSYS, HC_EXIT with bit 32 set is no HC_EXIT); then
+ *                  to nobody 0, with a shorthand -KVM_EINVAL; HC_EXIT with bit
+ *                  32 set is no HC_EXIT); then
  *                  an unknown number in sprig's range: the VM must be
  *                  stopped as an unknown hypercall
  *   usercall       HC_PUTS and HC_EXIT from user mode (CPL 3), then SYSCALL
@@ -344,9 +345,11 @@ static int mode_hypercall(const struct mb1_info *mbi)
 
 	/* Numbers outside sprig's range get KVM's answers and the VM goes on
 	 * (virt/hypercall.h); HC_EXIT with bit 32 set is not HC_EXIT. */
-	r = hypercall(KVM_HC_SEND_IPI, 1, 0, 0, 0);
-	check(r == -KVM_ENOSYS, "KVM_HC_SEND_IPI (no PV IPI offered) returns %ld (want %d)", r,
-	      -KVM_ENOSYS);
+	r = hypercall(KVM_HC_SEND_IPI, 1, 0, 200, 0xf0);
+	check(r == 0, "KVM_HC_SEND_IPI to APIC ID 200 (nobody) returns %ld (want 0)", r);
+	r = hypercall(KVM_HC_SEND_IPI, 1, 0, 0, 0xc00f0);
+	check(r == -KVM_EINVAL, "KVM_HC_SEND_IPI with a shorthand returns %ld (want %d)", r,
+	      -KVM_EINVAL);
 	r = hypercall(KVM_HC_VAPIC_POLL_IRQ, 0, 0, 0, 0);
 	check(r == 0, "KVM_HC_VAPIC_POLL_IRQ returns %ld (want 0)", r);
 	r = hypercall((1ul << 32) | HC_EXIT, 0, 0, 0, 0);

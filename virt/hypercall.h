@@ -56,6 +56,7 @@
 #define KVM_HC_SEND_IPI 10    /* (bitmap low, bitmap high, min, ICR) -> IPIs delivered */
 #define KVM_HC_SCHED_YIELD 11 /* (APIC ID) -> 0: yield to that vCPU if it waits for its CPU */
 #define KVM_ENOSYS 1000
+#define KVM_EINVAL 22
 #define KVM_EOPNOTSUPP 95
 
 #define HC_ABI_VERSION 0x00020000 /* major << 16 | minor; 2: the numbers moved to HC_BASE */

@@ -1,5 +1,6 @@
 /* KVM's paravirtual interface beyond the clock (kvm_pv.h). */
 #include "virt/kvm_pv.h"
+#include "virt/hypercall.h"
 #include "dev/lapic.h"
 #include "lib/bytes.h"
 #include "mm/mmu.h"

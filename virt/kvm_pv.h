@@ -22,8 +22,6 @@ struct mmu;
 #define KVM_PV_FEATURES (KVM_FEATURE_STEAL_TIME | KVM_FEATURE_PV_UNHALT | \
 			 KVM_FEATURE_PV_SEND_IPI | KVM_FEATURE_PV_SCHED_YIELD)
 
-#define KVM_EINVAL 22
-
 /* KVM_HC_SEND_IPI (KVM's kvm_pv_send_ipi): bit i of low names APIC ID
  * min + i, bit i of high APIC ID min + 64 + i (32 and 32 + i outside
  * 64-bit mode, wide false, where the bitmaps are 32 bits), min wrapping
