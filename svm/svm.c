@@ -1,7 +1,7 @@
-/* The AMD SVM backend: EFER.SVME and the host save area, one VMCB per vCPU,
- * the VMRUN loop (svm_entry.S) and exit decoding into vendor-neutral events;
- * what SVM must offer is in caps.c, ASIDs and TLB_CONTROL in tlb.c. vmx/vmx.c
- * is its Intel mirror. */
+/* The AMD SVM backend: EFER.SVME and the host save area, one VMCB per vCPU
+ * (set up in vmcb.c), the VMRUN loop (svm_entry.S) and exit decoding into
+ * vendor-neutral events; what SVM must offer is in caps.c, ASIDs and
+ * TLB_CONTROL in tlb.c. vmx/vmx.c is its Intel mirror. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
@@ -14,7 +14,6 @@
 #include "mm/spte.h"
 #include "svm/caps.h"
 #include "svm/npt.h"
-#include "svm/saved_state.h"
 #include "svm/svm_vcpu.h"
 
 #define IOPM_ORDER 2  /* 12 KiB used */
@@ -92,36 +91,6 @@ static bool svm_cpu_enable(char *err, size_t len)
 	return true;
 }
 
-static void set_segment(struct vmcb_segment *s, uint16_t sel, uint16_t attrib, uint32_t limit)
-{
-	*s = (struct vmcb_segment){ .selector = sel, .attrib = attrib, .limit = limit, .base = 0 };
-}
-
-/* Multiboot's machine state: 32-bit protected mode, paging off, flat segments. */
-static void init_guest_state(struct vmcb *vmcb)
-{
-	struct vmcb_save *s = &vmcb->save;
-
-	set_segment(&s->cs, 0x08, 0xc9b, 0xffffffff);
-	set_segment(&s->ds, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->es, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->ss, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->fs, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->gs, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->gdtr, 0, 0, 0xffff);
-	set_segment(&s->idtr, 0, 0, 0xffff);
-	set_segment(&s->ldtr, 0, 0x082, 0xffff);
-	set_segment(&s->tr, 0, 0x08b, 0xffff);
-	s->cpl = 0;
-	s->efer = EFER_SVME; /* VMRUN requires it; the guest never sees it */
-	s->cr0 = 0x11;       /* PE, ET */
-	s->cr4 = 0;
-	s->dr6 = 0xffff0ff0;
-	s->dr7 = 0x400;
-	s->rflags = 0x2;
-	s->g_pat = PAT_DEFAULT;
-}
-
 _Static_assert(sizeof(struct svm_vcpu) <= PAGE_SIZE, "svm_vcpu fits its frame");
 
 static void svm_vcpu_free(struct svm_vcpu *sv)
@@ -137,7 +106,6 @@ static int svm_vcpu_create(struct vcpu *v)
 {
 	paddr_t state = frame_alloc_zeroed(0);
 	struct svm_vcpu *sv;
-	struct vmcb_control *c;
 
 	if (!state)
 		return -1;
@@ -148,29 +116,7 @@ static int svm_vcpu_create(struct vcpu *v)
 		return -1;
 	}
 	sv->vmcb = pa_to_va(sv->vmcb_pa);
-	c = &sv->vmcb->control;
-	c->intercept_misc1 = INTERCEPT_INTR | INTERCEPT_NMI | INTERCEPT_SMI | INTERCEPT_INIT |
-			     INTERCEPT_VINTR |
-			     INTERCEPT_RDPMC | INTERCEPT_CPUID | INTERCEPT_INVD | INTERCEPT_HLT |
-			     INTERCEPT_INVLPGA | INTERCEPT_IOIO | INTERCEPT_MSR | INTERCEPT_SHUTDOWN;
-	c->intercept_misc2 = INTERCEPT_VMRUN | INTERCEPT_VMMCALL | INTERCEPT_VMLOAD |
-			     INTERCEPT_VMSAVE | INTERCEPT_STGI | INTERCEPT_CLGI |
-			     INTERCEPT_SKINIT | INTERCEPT_MONITOR | INTERCEPT_MWAIT |
-			     INTERCEPT_MWAIT_CONDITIONAL | INTERCEPT_XSETBV;
-	/* A machine check in the guest is the host's to report (APM 15.12). */
-	c->intercept_exceptions = 1u << VEC_MACHINE_CHECK;
-	/* #UD, for VMCALL: KVM takes Intel's hypercall instruction on AMD too
-	 * (svm_finish_exit). */
-	c->intercept_exceptions |= 1u << X86_VEC_UD;
-	/* CR4 only takes bits the guest's CPUID offers (svm/cr.c). */
-	c->intercept_cr = INTERCEPT_CR4_WRITE;
-	c->iopm_base_pa = iopm_pa;
-	c->msrpm_base_pa = msrpm_pa;
-	/* The guest's IF masks only virtual interrupts; physical ones exit. */
-	c->int_ctl = INT_CTL_V_INTR_MASKING;
-	c->nested_ctl = 1;
-	c->nested_cr3 = mmu_root_pointer(v->mmu);
-	init_guest_state(sv->vmcb);
+	svm_vmcb_setup(v, sv->vmcb, iopm_pa, msrpm_pa);
 	v->arch = sv;
 	return 0;
 }
@@ -477,116 +423,6 @@ static uint64_t svm_guest_cr4(struct vcpu *v)
 static bool svm_pks_switched(void)
 {
 	return cpuinfo.pks;
-}
-
-/* INIT (APM vol. 2, table 14-1, as KVM's init_vmcb): real mode at F000:FFF0
- * with CS base FFFF0000, 64 KiB segments, CR0 CD NW ET; EFER keeps only the
- * SVME that VMRUN needs. The MSRs the VMCB holds keep their values. */
-static void svm_init_state(struct vcpu *v)
-{
-	struct svm_vcpu *sv = v->arch;
-	struct vmcb_save *s = &sv->vmcb->save;
-
-	set_segment(&s->cs, 0xf000, 0x09b, 0xffff);
-	s->cs.base = 0xffff0000;
-	set_segment(&s->ds, 0, 0x093, 0xffff);
-	set_segment(&s->es, 0, 0x093, 0xffff);
-	set_segment(&s->ss, 0, 0x093, 0xffff);
-	set_segment(&s->fs, 0, 0x093, 0xffff);
-	set_segment(&s->gs, 0, 0x093, 0xffff);
-	set_segment(&s->gdtr, 0, 0, 0xffff);
-	set_segment(&s->idtr, 0, 0, 0xffff);
-	set_segment(&s->ldtr, 0, 0x082, 0xffff);
-	set_segment(&s->tr, 0, 0x083, 0xffff);
-	s->cpl = 0;
-	s->efer = EFER_SVME;
-	s->cr0 = CR0_CD | CR0_NW | CR0_ET;
-	s->cr2 = s->cr3 = s->cr4 = 0;
-	s->dr6 = 0xffff0ff0;
-	s->dr7 = 0x400;
-	sv->vmcb->control.event_inject = 0;
-	sv->vmcb->control.int_state = 0;
-	sv->vmcb->control.int_ctl &= ~(uint64_t)INT_CTL_V_IRQ;
-	sv->nmi_blocked = sv->iret_pending = sv->step_wanted = false;
-}
-
-static void svm_sipi(struct vcpu *v, uint8_t vector)
-{
-	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
-
-	s->cs.selector = (uint16_t)(vector << 8);
-	s->cs.base = (uint64_t)vector << 12;
-}
-
-static void svm_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
-			       uint16_t ds)
-{
-	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
-
-	s->gdtr.base = gdt_base;
-	s->gdtr.limit = gdt_limit;
-	s->cs.selector = cs;
-	s->ds.selector = s->es.selector = s->ss.selector = ds;
-	s->fs.selector = s->gs.selector = ds;
-}
-
-static void svm_dump(struct vcpu *v)
-{
-	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
-	struct vmcb_save *s = &vmcb->save;
-
-	kprintf("  CR0=%llx CR2=%llx CR3=%llx CR4=%llx EFER=%llx\n", (unsigned long long)s->cr0,
-		(unsigned long long)s->cr2, (unsigned long long)s->cr3, (unsigned long long)s->cr4,
-		(unsigned long long)(s->efer & ~(uint64_t)EFER_SVME));
-	kprintf("  CS=%04x/%03x base %llx SS=%04x DS=%04x CPL=%u\n", s->cs.selector,
-		s->cs.attrib, (unsigned long long)s->cs.base, s->ss.selector, s->ds.selector,
-		s->cpl);
-	kprintf("  exit code 0x%llx info1 0x%llx info2 0x%llx intinfo 0x%llx ASID %u\n",
-		(unsigned long long)vmcb->control.exit_code,
-		(unsigned long long)vmcb->control.exit_info1,
-		(unsigned long long)vmcb->control.exit_info2,
-		(unsigned long long)vmcb->control.exit_int_info, vmcb->control.asid);
-}
-
-_Static_assert(sizeof(struct vmcb_save) <= VCPU_ARCH_STATE_MAX, "VMCB save area");
-
-static size_t svm_state_save(struct vcpu *v, void *buf)
-{
-	memcpy(buf, &((struct svm_vcpu *)v->arch)->vmcb->save, sizeof(struct vmcb_save));
-	return sizeof(struct vmcb_save);
-}
-
-static bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
-			    size_t errlen)
-{
-	const struct svm_state_limits lim = {
-		.phys_bits = cpuinfo.phys_bits,
-		.cr4_allowed = cpuinfo.cr4_allowed,
-		.efer_allowed = efer_guest_bits(cpuinfo.nx),
-		.va_bits = cpuinfo.va_bits,
-	};
-	struct vmcb_save save;
-
-	if (len != sizeof(save)) {
-		ksnprintf(err, errlen, "SVM state of %zu bytes, not %zu", len, sizeof(save));
-		return false;
-	}
-	memcpy(&save, buf, sizeof(save));
-	return svm_saved_state_check(&save, regs, &lim, err, errlen);
-}
-
-static bool svm_state_load(struct vcpu *v, const void *buf, size_t len)
-{
-	struct svm_vcpu *sv = v->arch;
-	struct vmcb_save save;
-
-	if (len != sizeof(save))
-		return false;
-	memcpy(&save, buf, sizeof(save));
-	/* VMRUN requires SVME; the guest never saw it either way. */
-	save.efer |= EFER_SVME;
-	sv->vmcb->save = save;
-	return true;
 }
 
 static int svm_tdp_max_leaf_level(void)

@@ -56,3 +56,15 @@ void svm_step_trap(struct vcpu *v);
 /* The event delivery the exit interrupted (EXITINTINFO): into e->vectoring
  * and e->vector, and queued again (e->requeued) when it is to be. */
 void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e);
+/* vmcb.c: the VMCB of a new vCPU, INIT, SIPI and boot selectors, the dump,
+ * and the save area in snapshots (the backend's ops of those names). */
+void svm_vmcb_setup(struct vcpu *v, struct vmcb *vmcb, paddr_t iopm_pa, paddr_t msrpm_pa);
+void svm_init_state(struct vcpu *v);
+void svm_sipi(struct vcpu *v, uint8_t vector);
+void svm_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
+			uint16_t ds);
+void svm_dump(struct vcpu *v);
+size_t svm_state_save(struct vcpu *v, void *buf);
+bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
+		     size_t errlen);
+bool svm_state_load(struct vcpu *v, const void *buf, size_t len);
