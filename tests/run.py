@@ -2,8 +2,8 @@
 """sprig's test command: the layer rules of the include lines (docs/layers.md),
 host unit tests (ASan+UBSan, then the concurrency
 tests under TSan), a smoke run of the benchmarks, short runs of the fuzz
-targets (clang libFuzzer), then the Bochs boots; beside them all, the
-end-to-end boots under QEMU (SeaBIOS, OVMF). Prints one line per check and
+targets (clang libFuzzer), then the end-to-end boots under QEMU (SeaBIOS,
+OVMF) and Bochs, in two lanes side by side. Prints one line per check and
 closes with 'N passed, N failed'.
 
   tests/run.py [SUITE...]   suites: unit tsan bench report fuzz e2e (default: all)
@@ -338,9 +338,10 @@ SUITES = {"unit": suite_unit, "tsan": suite_tsan, "bench": suite_bench, "report"
 
 
 def main():
-    """Two lanes side by side, as the machine has two CPUs and an emulator
-    mostly keeps one busy: the host suites, then the Bochs scenarios (one
-    Bochs at a time), then QEMU scenarios from the end of their list; and
+    """The host suites alone (their concurrency tests measure how threads
+    interleave), then the boots in two lanes side by side, as the machine
+    has two CPUs and an emulator mostly keeps one busy: the Bochs scenarios
+    (one Bochs at a time) then QEMU scenarios from the end of their list; and
     QEMU scenarios from its front."""
     import collections
     import concurrent.futures
@@ -352,6 +353,9 @@ def main():
         print("unknown suite %s; suites: %s" % (", ".join(unknown), " ".join(SUITES)))
         return 2
     res = Results()
+    for n in names:
+        if n != "e2e":
+            SUITES[n](res)
     e2e = "e2e" in names
     qemu_left = collections.deque(e2e_scenarios(bochs=False) if e2e else [])
     taking = threading.Lock()
@@ -364,17 +368,14 @@ def main():
                 mod, name = qemu_left.pop() if from_end else qemu_left.popleft()
             run_scenario(res, mod, name)
 
-    def host_and_bochs():
+    def bochs_then_qemu():
         machine.LANE.name = "bochs"
-        for n in names:
-            if n != "e2e":
-                SUITES[n](res)
         for mod, name in e2e_scenarios(bochs=True) if e2e else []:
             run_scenario(res, mod, name)
         run_qemu_scenarios(from_end=True)
 
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        lanes = [pool.submit(host_and_bochs), pool.submit(run_qemu_scenarios, False)]
+        lanes = [pool.submit(bochs_then_qemu), pool.submit(run_qemu_scenarios, False)]
         for lane in lanes:
             lane.result()
     print("%d passed, %d failed" % (res.passed, res.failed))
