@@ -15,21 +15,29 @@ static void set_segment(struct vmcb_segment *s, uint16_t sel, uint16_t attrib, u
 	*s = (struct vmcb_segment){ .selector = sel, .attrib = attrib, .limit = limit, .base = 0 };
 }
 
+/* DS, ES, SS, FS and GS alike; GDTR, IDTR and LDTR as at reset; TR of type
+ * attribute tr_attrib. */
+static void set_segments(struct vmcb_save *s, uint16_t data_sel, uint16_t data_attrib,
+			 uint32_t data_limit, uint16_t tr_attrib)
+{
+	set_segment(&s->ds, data_sel, data_attrib, data_limit);
+	set_segment(&s->es, data_sel, data_attrib, data_limit);
+	set_segment(&s->ss, data_sel, data_attrib, data_limit);
+	set_segment(&s->fs, data_sel, data_attrib, data_limit);
+	set_segment(&s->gs, data_sel, data_attrib, data_limit);
+	set_segment(&s->gdtr, 0, 0, 0xffff);
+	set_segment(&s->idtr, 0, 0, 0xffff);
+	set_segment(&s->ldtr, 0, 0x082, 0xffff);
+	set_segment(&s->tr, 0, tr_attrib, 0xffff);
+}
+
 /* Multiboot's machine state: 32-bit protected mode, paging off, flat segments. */
 static void init_guest_state(struct vmcb *vmcb)
 {
 	struct vmcb_save *s = &vmcb->save;
 
 	set_segment(&s->cs, 0x08, 0xc9b, 0xffffffff);
-	set_segment(&s->ds, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->es, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->ss, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->fs, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->gs, 0x10, 0xc93, 0xffffffff);
-	set_segment(&s->gdtr, 0, 0, 0xffff);
-	set_segment(&s->idtr, 0, 0, 0xffff);
-	set_segment(&s->ldtr, 0, 0x082, 0xffff);
-	set_segment(&s->tr, 0, 0x08b, 0xffff);
+	set_segments(s, 0x10, 0xc93, 0xffffffff, 0x08b);
 	s->cpl = 0;
 	s->efer = EFER_SVME; /* VMRUN requires it; the guest never sees it */
 	s->cr0 = 0x11;       /* PE, ET */
@@ -81,15 +89,7 @@ void svm_init_state(struct vcpu *v)
 
 	set_segment(&s->cs, 0xf000, 0x09b, 0xffff);
 	s->cs.base = 0xffff0000;
-	set_segment(&s->ds, 0, 0x093, 0xffff);
-	set_segment(&s->es, 0, 0x093, 0xffff);
-	set_segment(&s->ss, 0, 0x093, 0xffff);
-	set_segment(&s->fs, 0, 0x093, 0xffff);
-	set_segment(&s->gs, 0, 0x093, 0xffff);
-	set_segment(&s->gdtr, 0, 0, 0xffff);
-	set_segment(&s->idtr, 0, 0, 0xffff);
-	set_segment(&s->ldtr, 0, 0x082, 0xffff);
-	set_segment(&s->tr, 0, 0x083, 0xffff);
+	set_segments(s, 0, 0x093, 0xffff, 0x083);
 	s->cpl = 0;
 	s->efer = EFER_SVME;
 	s->cr0 = CR0_CD | CR0_NW | CR0_ET;

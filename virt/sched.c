@@ -170,8 +170,10 @@ static struct vcpu *pick(struct sched_cpu *c)
 		/* A halted vCPU's timer that came due is what wakes it. */
 		if (t->halted)
 			vcpu_fire_timers(t);
-		waits[i] = v && vcpu_wants_cpu(t);
-		if (!v && vcpu_wants_cpu(t)) {
+		bool wants = vcpu_wants_cpu(t);
+
+		waits[i] = v && wants;
+		if (!v && wants) {
 			v = t;
 			c->next = (i + 1) % c->n;
 		}
