@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -19,16 +18,10 @@ OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
 
 
-# tests/run.py runs two lanes of scenarios at once; a lane's name keeps its
-# ISOs apart from the other's.
-LANE = threading.local()
-
-
 def iso_path(name):
-    """build/e2e/NAME.iso, or NAME-LANE.iso inside a named lane."""
+    """build/e2e/NAME.iso."""
     os.makedirs(BUILD, exist_ok=True)
-    lane = getattr(LANE, "name", "")
-    return os.path.join(BUILD, name + ("-" + lane if lane else "") + ".iso")
+    return os.path.join(BUILD, name + ".iso")
 
 
 def make_iso(name, args="", modules=()):
