@@ -3,16 +3,19 @@
 #include "lib/print.h"
 #include "virt/vm.h"
 
-void uart_flush_line(struct vm *vm)
+void uart_end_raw_line(struct vm *vm)
 {
-	struct vm_uart *u = &vm->uart;
-
-	/* Raw output the guest left mid-line: what sprig prints next starts
-	 * on a line of its own. */
 	if (vm->com1.attached && vm->com1.mid_line) {
 		kprintf("\n");
 		vm->com1.mid_line = false;
 	}
+}
+
+void uart_flush_line(struct vm *vm)
+{
+	struct vm_uart *u = &vm->uart;
+
+	uart_end_raw_line(vm);
 	if (!u->len)
 		return;
 	kprintf("[%s] %.*s\n", vm->name, (int)u->len, u->line);

@@ -37,6 +37,9 @@ extern const struct device_spec com1_device; /* its model: the vm_com1's uart */
  * prefixed with the VM's name, or as it comes while `vm console` is attached.
  * Under the VM's lock. */
 void uart_transmit(struct vm *vm, uint8_t c);
+/* Raw output (`vm console`) the guest left mid-line: end it, so that what
+ * sprig prints next starts on a line of its own. */
+void uart_end_raw_line(struct vm *vm);
 /* Print what the guest left in its COM1 line buffer (attached: end its raw
  * line). */
 void uart_flush_line(struct vm *vm);

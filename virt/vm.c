@@ -382,6 +382,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 
 void vm_destroy(struct vm *vm)
 {
+	uart_flush_line(vm);	/* a paused guest's unfinished line */
 	vm_teardown(vm, true);
 }
 
@@ -416,7 +417,13 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 	vm->stopped_by = -1;
 	__atomic_store_n(&vm->state, VM_RUNNING, __ATOMIC_RELEASE);
 	sched_run(vm, timeout_ms ? start + timeout_ms * tsc_khz() : 0);
-	uart_flush_line(vm);
+	/* A paused guest's unfinished line waits for its end (it is in the
+	 * VM's snapshots too): printed now, one line of the guest's would come
+	 * out as two, split by the pause. */
+	if (vm->state == VM_PAUSED)
+		uart_end_raw_line(vm);
+	else
+		uart_flush_line(vm);
 
 	switch (vm->state) {
 	case VM_EXITED:

@@ -290,12 +290,19 @@ def run_through_snapshot(check, m, prefix, timeout, cmd_timeout):
     first = m.command("vm run pc timeout=%d" % timeout, timeout=cmd_timeout)
     check(prefix + "/pc-paused-mid-check", "vm pc stopped: snapshot point" in first,
           first[-2000:])
+    check(prefix + "/pc-unfinished-line-waits", "stopped at the snapshot point" not in first,
+          first[-2000:])
     out = m.command("vm snapshot pc mid", timeout=60)
     check(prefix + "/pc-snapshot", "vm pc snapshot: image 'mid'" in out, out)
-    m.command("vm destroy pc", timeout=60)
+    out = m.command("vm destroy pc", timeout=60)
+    check(prefix + "/pc-destroy-prints-unfinished-line",
+          "[pc] info: ioapic-pit: stopped at the snapshot point" in
+          [line.rstrip() for line in out.splitlines()], out)
     out = m.command("vm create pc restore=mid", timeout=60)
     check(prefix + "/pc-restored", "vm pc created" in out, out)
     out = m.command("vm run pc timeout=%d" % timeout, timeout=cmd_timeout)
+    check(prefix + "/pc-line-whole-across-restore",
+          "[pc] info: ioapic-pit: stopped at the snapshot point and went on" in out, out[-3000:])
     compare_with_bare(check, prefix, first + out)
     m.command("vm destroy pc", timeout=60)
     out = m.command("vm image-free mid", timeout=60)
