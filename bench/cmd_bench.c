@@ -1,8 +1,8 @@
 /* The `bench` console command: runs a registered scenario. */
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/bench/scenario.h"
-#include "virt/shell.h"
+#include "bench/scenario.h"
+#include "shell/shell.h"
 
 /* Weak: with no scenario registered the section, and so these, do not exist. */
 extern const struct scenario __start_sprig_scenarios[] __attribute__((weak));

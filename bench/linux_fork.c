@@ -1,5 +1,5 @@
 /* `bench rmap guest=linux [N...] [mib=M]`: the counted-rmap proposal's fork
- * experiment on a real kernel's memory. One Linux guest (virt/bench/
+ * experiment on a real kernel's memory. One Linux guest (bench/
  * linux_guest.h) boots in 256 MiB of lazily backed memory, so that only what
  * it touched is resident, and its sprig-bench writes M MiB (exec, one round)
  * and pauses at the round's END with that memory still its own. For each
@@ -19,9 +19,9 @@
 #include "mm/memslot.h"
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
-#include "virt/bench/linux_guest.h"
-#include "virt/bench/linux_split.h"
-#include "virt/bench/rmap.h"
+#include "bench/linux_guest.h"
+#include "bench/linux_split.h"
+#include "bench/rmap.h"
 #include "virt/bench_port.h"
 
 #define DEFAULT_MIB 64

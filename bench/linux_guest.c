@@ -1,9 +1,9 @@
-/* The benchmark scenarios' Linux guest (virt/bench/linux_guest.h). */
+/* The benchmark scenarios' Linux guest (bench/linux_guest.h). */
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/bench/linux_guest.h"
+#include "bench/linux_guest.h"
 #include "virt/bench_port.h"
-#include "virt/kernel.h"
+#include "init/kernel.h"
 
 #define RUN_TIMEOUT_MS (600 * 1000)
 

@@ -16,11 +16,11 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
-#include "virt/bench/linux_guest.h"
-#include "virt/bench/linux_split.h"
-#include "virt/bench/prefetch.h"
+#include "bench/linux_guest.h"
+#include "bench/linux_split.h"
+#include "bench/prefetch.h"
 #include "virt/bench_port.h"
-#include "virt/shell.h"
+#include "shell/shell.h"
 #include "virt/snapshot.h"
 
 #define MiB (1ull << 20)

@@ -9,15 +9,15 @@
  * exec: round one split_on_fault off, round two on; nx_huge_pages=on.
  * dirty: rounds eps=N split_on_fault off and on, eps=Y, as `bench dirty`
  * does; the workload hands over the frames it wrote, each of which the host's
- * log must hold. Both with prefetch=off (virt/bench/split.c says why). */
+ * log must hold. Both with prefetch=off (bench/split.c says why). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
-#include "virt/bench/linux_guest.h"
-#include "virt/bench/linux_split.h"
+#include "bench/linux_guest.h"
+#include "bench/linux_split.h"
 #include "virt/bench_port.h"
 
 #define MAX_MEM (3ull << 30)

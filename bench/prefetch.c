@@ -13,10 +13,10 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
-#include "virt/kernel.h"
-#include "virt/bench/prefetch.h"
-#include "virt/bench/scenario.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "bench/prefetch.h"
+#include "bench/scenario.h"
+#include "shell/shell.h"
 #include "virt/snapshot.h"
 
 #define MiB (1ull << 20)

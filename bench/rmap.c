@@ -16,10 +16,10 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "virt/clone.h"
-#include "virt/kernel.h"
-#include "virt/bench/rmap.h"
-#include "virt/bench/scenario.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "bench/rmap.h"
+#include "bench/scenario.h"
+#include "shell/shell.h"
 
 #define MiB (1ull << 20)
 #define GUEST_MEM (8 * MiB) /* the 1 MiB region sits at the guest's 4 MiB playground */

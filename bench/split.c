@@ -24,7 +24,7 @@
  * vcpus=N.
  *
  * With `guest=linux` both run inside a Linux guest instead
- * (virt/bench/linux_split.c). */
+ * (bench/linux_split.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
@@ -32,10 +32,10 @@
 #include "lib/string.h"
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
-#include "virt/kernel.h"
-#include "virt/bench/linux_split.h"
-#include "virt/bench/scenario.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "bench/linux_split.h"
+#include "bench/scenario.h"
+#include "shell/shell.h"
 #include "virt/vm.h"
 
 #define MiB (1ull << 20)
@@ -58,7 +58,7 @@ struct guest_run {
 struct guest_shape {
 	uint64_t mib, mem; /* mem 0: not given */
 	unsigned vcpus;
-	bool in_linux; /* guest=linux (virt/bench/linux_split.c) */
+	bool in_linux; /* guest=linux (bench/linux_split.c) */
 };
 
 static bool create(struct guest_run *g, const char *module, const struct guest_shape *s,

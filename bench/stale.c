@@ -15,10 +15,10 @@
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/bench/scenario.h"
-#include "virt/kernel.h"
+#include "bench/scenario.h"
+#include "init/kernel.h"
 #include "virt/sched.h"
-#include "virt/shell.h"
+#include "shell/shell.h"
 #include "virt/vm.h"
 
 #define MiB (1ull << 20)

@@ -18,7 +18,7 @@
  * with min and max in the table.
  *
  * guest=linux (`[vcpus=N] [every_us=N] [reps=R] [ms=T]`): the same with a
- * Linux guest (virt/bench/linux_guest.h) on lazy memory (4 KiB leaves, as
+ * Linux guest (bench/linux_guest.h) on lazy memory (4 KiB leaves, as
  * the churn guest's) whose sprig-bench threads, one a vCPU, touch
  * LINUX_AREA_MIB MiB for T ms a round; the zaps cover the 32 MiB window of
  * guest memory that holds most of it, as the workload finds from its page
@@ -36,12 +36,12 @@
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
-#include "virt/kernel.h"
-#include "virt/bench/scenario.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "bench/scenario.h"
+#include "shell/shell.h"
 #include "virt/vm.h"
-#include "virt/bench/linux_guest.h"
-#include "virt/bench/zap_patterns.h"
+#include "bench/linux_guest.h"
+#include "bench/zap_patterns.h"
 #include "virt/bench_port.h"
 
 #define MiB (1ull << 20)

@@ -1,6 +1,6 @@
 /* The invalidation patterns of the leaf-empty hint's experiment (the KVM RFC
  * "Skip empty TDP leaf page tables"), shared by the console scenario
- * (virt/bench/zap.c) and the host benchmark (tests/bench/zap_bench.c):
+ * (bench/zap.c) and the host benchmark (tests/bench/zap_bench.c):
  * `same` zaps one range again and again, `sweep` zaps rolling chunks across
  * the memory. */
 #pragma once

@@ -41,7 +41,7 @@
  * Limits: at most FWCFG_E820_MAX map entries (the rest are dropped), item data
  * in one FWCFG_DATA_MAX-byte array inside the struct. */
 #pragma once
-#include "virt/e820.h"
+#include "loader/e820.h"
 #include <stdbool.h>
 #include <stdint.h>
 #include "virt/state_record.h"
@@ -115,7 +115,7 @@ struct fwcfg {
 
 void fwcfg_init(struct fwcfg *f, const struct fwcfg_config *c);
 /* A VM's fw_cfg (dev/platform.c): ram_bytes of RAM, cpus, no graphics, and
- * as etc/e820 the VM's memory map (virt/e820.h), the one its boot loader
+ * as etc/e820 the VM's memory map (loader/e820.h), the one its boot loader
  * gives it. */
 void fwcfg_init_vm(struct fwcfg *f, uint64_t ram_bytes, unsigned cpus);
 /* Ports 0x510 and 0x511; other ports read 0. */

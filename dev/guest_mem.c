@@ -1,6 +1,6 @@
 /* A device's checked window on guest memory (guest_mem.h). */
 #include "dev/guest_mem.h"
-#include "virt/e820.h"
+#include "loader/e820.h"
 
 void guest_mem_init_pc(struct guest_mem *m, uint64_t mem_bytes)
 {

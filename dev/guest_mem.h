@@ -1,7 +1,7 @@
 /* A device's window on its VM's memory (DMA, in PCI terms): every guest
  * physical range a device model reads or writes on the guest's say (a
  * virtqueue's rings, a descriptor's buffer) is checked here first. A range
- * must lie whole inside one RAM range of the VM's memory map (virt/e820.h):
+ * must lie whole inside one RAM range of the VM's memory map (loader/e820.h):
  * one that wraps, runs past the end of RAM, or touches a hole (the VGA and
  * BIOS areas, the PCI window with its MMIO: the I/O APIC, the local APIC,
  * BARs) is refused, and nothing is copied. The copy itself is the

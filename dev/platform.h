@@ -8,7 +8,7 @@
  * a small adapter, ISA IRQ lines to the PIC and the I/O APIC, timers to the
  * run loop, power-off and reset to the VM's end. */
 #pragma once
-#include "virt/e820.h"
+#include "loader/e820.h"
 #include "dev/acpi_pm.h"
 #include "dev/disk.h"
 #include "dev/fwcfg.h"

@@ -1,4 +1,4 @@
-/* What the boot sequence (virt/main.c) learned, for the console and later layers. */
+/* What the boot sequence (init/main.c) learned, for the console and later layers. */
 #pragma once
 #include "boot/multiboot2.h"
 

@@ -19,9 +19,9 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "mm/rmap.h"
-#include "virt/kernel.h"
-#include "virt/options.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "shell/options.h"
+#include "shell/shell.h"
 #include "virt/vm.h"
 
 struct boot_info boot_info;

@@ -1,11 +1,11 @@
 /* Linux boot protocol loader: plan from the setup header, then write the
  * kernel, initrd, command line, GDT and boot_params (bzimage_loader.h). */
-#include "virt/bzimage_loader.h"
+#include "loader/bzimage_loader.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/refuse.h"
 #include "lib/string.h"
-#include "virt/e820.h"
+#include "loader/e820.h"
 
 /* Setup header fields: offsets in the image and in boot_params alike. */
 #define HDR_START 0x1f1

@@ -19,7 +19,7 @@
  *   initrd   page-aligned at the top of memory below initrd_addr_max, above
  *            the kernel's init_size
  *
- * e820 map, the one multiboot guests get (virt/mb1_loader.h):
+ * e820 map, the one multiboot guests get (loader/mb1_loader.h):
  *
  *   0x0       - 0x9fc00   usable
  *   0x9fc00   - 0xa0000   reserved

@@ -1,6 +1,6 @@
 /* The memory map of a sprig VM, the one source for every way a guest learns
- * it: the multiboot map (virt/mb1_loader.c, the integrator's ranges laid
- * over), the bzImage boot_params' e820 (virt/bzimage_loader.c) and fw_cfg's
+ * it: the multiboot map (loader/mb1_loader.c, the integrator's ranges laid
+ * over), the bzImage boot_params' e820 (loader/bzimage_loader.c) and fw_cfg's
  * etc/e820 (dev/fwcfg.c). Below 1 MiB it is SeaBIOS's map as a QEMU guest
  * sees it:
  *

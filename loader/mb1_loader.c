@@ -5,12 +5,12 @@
  * before its bounds are checked. Every sum of guest addresses is done in 64
  * bits on values already known to be below 2^32 or checked with
  * __builtin_add_overflow. */
-#include "virt/mb1_loader.h"
+#include "loader/mb1_loader.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/refuse.h"
 #include "lib/string.h"
-#include "virt/e820.h"
+#include "loader/e820.h"
 #include <stdbool.h>
 
 #define MiB (1ull << 20)
@@ -63,7 +63,7 @@ enum {
 #define BOOT_DEVICE_NONE 0x8000ffffu
 #define BOOT_LOADER_NAME "sprig"
 
-/* The default map is the VM's (virt/e820.h: SeaBIOS's below 1 MiB). SeaBIOS
+/* The default map is the VM's (loader/e820.h: SeaBIOS's below 1 MiB). SeaBIOS
  * also reserves its tables at the top of RAM and the ROM alias at 0xfffc0000;
  * sprig has no firmware there (the integrator passes such ranges:
  * mb1_loader.h). */

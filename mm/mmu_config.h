@@ -1,7 +1,7 @@
 /* The MMU's switches: one set for all VMs, read when an operation starts, so
  * that one boot can measure an optimisation off and on. Set from the console
  * (`mmu KEY=VALUE`) and the kernel command line (KEY=VALUE), both through the
- * option table in virt/mmu_options.c. */
+ * option table in shell/mmu_options.c. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>

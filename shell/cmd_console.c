@@ -2,7 +2,7 @@
  * sprig's console attached to the guest's COM1. Keys typed go to its receiver
  * (Ctrl-C included, as byte 0x03), its output is shown raw; Ctrl-] detaches
  * and leaves the VM paused. */
-#include "virt/cmd_console.h"
+#include "shell/cmd_console.h"
 #include "arch/x86/uart.h"
 #include "lib/print.h"
 #include "lib/string.h"

@@ -1,9 +1,9 @@
-/* `vm console` (virt/cmd_console.c): the vm command's subcommand, and what
+/* `vm console` (shell/cmd_console.c): the vm command's subcommand, and what
  * the console CPU does instead of watching for Ctrl-C while it is attached. */
 #pragma once
 #include "virt/vm.h"
 
-/* `vm run|console NAME [timeout=S]` (virt/cmd_vm.c), argv as the vm command
+/* `vm run|console NAME [timeout=S]` (shell/cmd_vm.c), argv as the vm command
  * got it: 0 with the VM, which can run, and its timeout; else the command's
  * status, after saying what is wrong. */
 int vm_run_args(int argc, char **argv, struct vm **vm, uint64_t *timeout_s);

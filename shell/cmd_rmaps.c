@@ -2,7 +2,7 @@
  * every VM, as KVM's mmu_rmaps_stat (docs/mmu.md, "Reverse map"). */
 #include "lib/print.h"
 #include "mm/rmap.h"
-#include "virt/shell.h"
+#include "shell/shell.h"
 #include "virt/vm.h"
 
 static void print_rmaps(struct vm *vm)

@@ -12,8 +12,8 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "virt/fpu.h"
-#include "virt/kernel.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "shell/shell.h"
 #include "virt/state_check.h"
 
 #define NO_ARGS(cmd)                                                                   \

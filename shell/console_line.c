@@ -1,5 +1,5 @@
 /* The console's line editor (console_line.h). */
-#include "virt/console_line.h"
+#include "shell/console_line.h"
 #include "lib/print.h"
 #include "lib/string.h"
 

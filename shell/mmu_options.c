@@ -1,7 +1,7 @@
 /* The MMU's switches (mm/mmu_config.h) on the console and the command line. */
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
-#include "virt/options.h"
+#include "shell/options.h"
 #include "virt/sched.h"
 #include <stddef.h>
 

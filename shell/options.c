@@ -1,12 +1,12 @@
 /* The option table (gathered from the sprig_options section) and the `mmu`
  * console command that reads and sets it; maxcpus= and console=, read once at
  * boot; and the unattended-safety limits watchdog=, run_timeout= and panic=. */
-#include "virt/options.h"
+#include "shell/options.h"
 #include "arch/x86/power.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/shell.h"
+#include "shell/shell.h"
 
 /* Weak: with no option registered the section, and so these, do not exist. */
 extern const struct option_desc __start_sprig_options[] __attribute__((weak));

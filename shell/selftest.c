@@ -14,8 +14,8 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "virt/clone.h"
-#include "virt/kernel.h"
-#include "virt/shell.h"
+#include "init/kernel.h"
+#include "shell/shell.h"
 #include "virt/snapshot.h"
 #include "virt/vm.h"
 

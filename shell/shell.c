@@ -1,7 +1,7 @@
 /* The console: a prompt on COM1 with line editing (backspace, Ctrl-U), and
  * the command table gathered from the shell_cmds linker section. Each
  * command runs under the watchdog when watchdog= is set. */
-#include "virt/shell.h"
+#include "shell/shell.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/lock.h"
 #include "arch/x86/uart.h"
@@ -9,8 +9,8 @@
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/console_line.h"
-#include "virt/options.h"
+#include "shell/console_line.h"
+#include "shell/options.h"
 #include <stdarg.h>
 
 #define ARGS_MAX 32

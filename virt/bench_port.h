@@ -1,6 +1,6 @@
 /* The bench port: how a guest's user-space workload (guests/linux-bench/,
  * inside Linux, where hypercalls are the kernel's alone) and a benchmark
- * scenario on the console (virt/bench/linux_*.c) take turns. A root process
+ * scenario on the console (bench/linux_*.c) take turns. A root process
  * reaches the ports with ioperm(2); 32-bit accesses:
  *   BENCH_PORT_CMD   read:  BENCH_PORT_MAGIC, so that the workload knows it
  *                           runs under sprig (a PC without the device reads

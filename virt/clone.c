@@ -2,7 +2,7 @@
 #include "virt/clone.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "virt/shell.h"
+#include "shell/shell.h"
 #include "virt/vcpu_state.h"
 
 static unsigned order_for(size_t bytes)

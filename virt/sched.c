@@ -10,9 +10,9 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
-#include "virt/cmd_console.h"
+#include "shell/cmd_console.h"
 #include "virt/fpu.h"
-#include "virt/shell.h"
+#include "shell/shell.h"
 #include "virt/steal_time.h"
 #include "virt/vcpu_run.h"
 

@@ -4,7 +4,7 @@
 #pragma once
 #include "virt/vm.h"
 
-/* `mmu remote_flush=on|off` (virt/mmu_options.c): off posts the flush
+/* `mmu remote_flush=on|off` (shell/mmu_options.c): off posts the flush
  * request without kicking or waiting (kick_remote_flush with kick NULL). */
 extern bool vm_remote_flush;
 

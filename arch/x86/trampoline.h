@@ -4,7 +4,7 @@
  *
  * It runs from a page below 1 MiB, where a STARTUP IPI can point: one 4 KiB
  * page that the memory map calls usable and that no boot data lies in
- * (virt/main.c picks it; the first MiB never reaches the frame allocator, so
+ * (init/main.c picks it; the first MiB never reaches the frame allocator, so
  * the page stays free). The BSP copies the trampoline there before each AP's
  * start and fills its parameter block: the layout below is shared with the
  * assembly, hence the offsets as numbers. */

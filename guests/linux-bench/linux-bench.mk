@@ -1,5 +1,5 @@
 # sprig-bench, the benchmark workloads inside the Linux guest
-# (virt/bench/linux_guest.h): a static program for the initramfs. Included by
+# (bench/linux_guest.h): a static program for the initramfs. Included by
 # the top-level Makefile before guests/linux/linux.mk.
 $(B)/linux/sprig-bench: guests/linux-bench/sprig-bench.c virt/bench_port.h
 	@mkdir -p $(@D)

@@ -23,7 +23,7 @@
 #include "tests/targets.h"
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"
-#include "virt/bench/zap_patterns.h"
+#include "bench/zap_patterns.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

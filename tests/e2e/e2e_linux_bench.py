@@ -1,5 +1,5 @@
 """The proposals' workloads inside a Linux guest, a smoke run (`bench zap|exec|
-dirty guest=linux`, virt/bench/linux_*.c with guests/linux-bench/sprig-bench):
+dirty guest=linux`, bench/linux_*.c with guests/linux-bench/sprig-bench):
 one boot of sprig under QEMU with 3 CPUs, each scenario boots Debian's kernel
 on 2 vCPUs and takes turns with sprig-bench through the bench port. Checked
 from each run's @bench lines, off and on: the workload's data intact, the

@@ -1,4 +1,4 @@
-"""The rmap descriptor layouts under clones (`bench rmap`, virt/bench/rmap.c),
+"""The rmap descriptor layouts under clones (`bench rmap`, bench/rmap.c),
 in one boot of sprig under QEMU (SVM with nested paging): the rmapread guest
 writes 1 MiB and stops at its clone point; 10 clones read it all, for each of
 ext3, ext14 and counted. Every clone's read must find the parent's data, the

@@ -1,4 +1,4 @@
-"""The leaf-empty hint in a guest (`bench zap`, virt/bench/zap.c): the churn
+"""The leaf-empty hint in a guest (`bench zap`, bench/zap.c): the churn
 guest faults, writes and checks its memory while sprig zaps the same 16 MiB of
 it again and again, hint off and on, in one boot of sprig under QEMU (SVM with
 nested paging). Zaps keep the backing: the guest must find all its data. Then

@@ -1,4 +1,4 @@
-/* virt/bzimage_loader.c: the input is [guest memory selector byte][initrd
+/* loader/bzimage_loader.c: the input is [guest memory selector byte][initrd
  * size in 256-byte units, u16][command line length byte] then that many command-line
  * bytes, then a bzImage, loaded into a VM's memory through the real MMU over
  * host "physical memory", as tests/unit/test_bzimage_loader.c does. The image
@@ -14,7 +14,7 @@
 #include "svm/npt.h"
 #include "tests/fuzz/fuzz_guest.h"
 #include "tests/unit/host_mem.h"
-#include "virt/bzimage_loader.h"
+#include "loader/bzimage_loader.h"
 #include <string.h>
 
 #define MiB (1ull << 20)

@@ -1,4 +1,4 @@
-/* virt/console_line.c and the argument helpers of lib/parse.h: the bytes a
+/* shell/console_line.c and the argument helpers of lib/parse.h: the bytes a
  * console receives, fed key by key to the line editor; every finished line
  * that the editor accepts is split into words, and each word is read as the
  * commands read their arguments (KEY=VALUE numbers and sizes with ranges,
@@ -7,7 +7,7 @@
  * 1-15 characters of the allowed set; a ranged number lies in its range. */
 #include "lib/parse.h"
 #include "tests/fuzz/fuzz.h"
-#include "virt/console_line.h"
+#include "shell/console_line.h"
 #include <string.h>
 
 static void no_echo(const char *s, size_t len)

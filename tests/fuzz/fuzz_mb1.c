@@ -1,4 +1,4 @@
-/* virt/mb1_loader.c: the input is a multiboot (v1) kernel image, loaded into a
+/* loader/mb1_loader.c: the input is a multiboot (v1) kernel image, loaded into a
  * VM's memory through the real MMU over host "physical memory", as
  * tests/unit/test_mb1_loader.c does.
  *
@@ -20,7 +20,7 @@
 #include "svm/npt.h"
 #include "tests/fuzz/fuzz_guest.h"
 #include "tests/unit/host_mem.h"
-#include "virt/mb1_loader.h"
+#include "loader/mb1_loader.h"
 #include <string.h>
 
 #define MiB (1ull << 20)

@@ -1,4 +1,4 @@
-/* virt/bzimage_loader.c: a synthetic bzImage carrying the setup header of
+/* loader/bzimage_loader.c: a synthetic bzImage carrying the setup header of
  * Debian's 6.1 kernel (build/linux/vmlinuz, protocol 2.15), with a short setup
  * and kernel, loaded into a VM through the MMU and read back (kernel, initrd,
  * command line, GDT, boot_params and its e820 map); then malformed images,
@@ -9,7 +9,7 @@
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/vm_e820.h"
-#include "virt/bzimage_loader.h"
+#include "loader/bzimage_loader.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,7 @@
-/* The console's line editor (virt/console_line.c): lines are accepted or
+/* The console's line editor (shell/console_line.c): lines are accepted or
  * refused whole. */
 #include "check.h"
-#include "virt/console_line.h"
+#include "shell/console_line.h"
 #include <string.h>
 
 static char screen[16384];

@@ -1,4 +1,4 @@
-/* virt/mb1_loader.c: ELF32 and a.out-kludge multiboot kernels built here,
+/* loader/mb1_loader.c: ELF32 and a.out-kludge multiboot kernels built here,
  * loaded into a VM through the MMU and read back (segments, bss, entry, the
  * info structure, memory map, strings, modules); then malformed images, each
  * of which must be refused with the expected reason. Images are handed over in
@@ -9,7 +9,7 @@
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/vm_e820.h"
-#include "virt/mb1_loader.h"
+#include "loader/mb1_loader.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,4 +1,4 @@
-/* The memory map every way of booting a VM must give it (virt/e820.h), written
+/* The memory map every way of booting a VM must give it (loader/e820.h), written
  * out independently of the code: the multiboot loader's map, the bzImage
  * loader's boot_params e820 and fw_cfg's etc/e820 are each compared with it
  * (test_mb1_loader.c, test_bzimage_loader.c, test_fwcfg.c). The platform's
