@@ -3,7 +3,7 @@
 #include "lib/string.h"
 #include "bench/linux_guest.h"
 #include "virt/bench_port.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 
 #define RUN_TIMEOUT_MS (600 * 1000)
 

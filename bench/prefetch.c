@@ -13,7 +13,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "bench/prefetch.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"

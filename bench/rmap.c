@@ -16,7 +16,7 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "virt/clone.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "bench/rmap.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"

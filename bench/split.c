@@ -32,7 +32,7 @@
 #include "lib/string.h"
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "bench/linux_split.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"

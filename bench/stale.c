@@ -16,7 +16,7 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "bench/scenario.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "virt/sched.h"
 #include "shell/shell.h"
 #include "virt/vm.h"

@@ -36,7 +36,7 @@
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"
 #include "virt/vm.h"

@@ -115,6 +115,8 @@ static uint64_t image_page_flags(uint64_t pa)
 	return PTE_P | PTE_RW | nx_bit;
 }
 
+uint64_t paging_mapped_top;
+
 uint64_t paging_init(const struct boot_info *bi)
 {
 	bool has_1g = cpuid(0x80000001, 0).edx & (1u << 26);
@@ -173,5 +175,6 @@ uint64_t paging_init(const struct boot_info *bi)
 	kprintf("paging: %u table pages, %llu KiB of device memory mapped uncached\n", pool_used,
 		(unsigned long long)(uncached >> 10));
 	write_cr3((uint64_t)pml4);
+	paging_mapped_top = top;
 	return top;
 }

@@ -19,25 +19,14 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "mm/rmap.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
+#include "init/main.h"
+#include "shell/cmd_console.h"
 #include "shell/options.h"
 #include "shell/shell.h"
+#include "virt/sched.h"
 #include "virt/vm.h"
 
-struct boot_info boot_info;
-uint64_t mapped_top;
-
-const struct boot_module *boot_module_find(const char *name)
-{
-	size_t n = strlen(name);
-
-	for (size_t i = 0; i < boot_info.n_modules; i++) {
-		const char *s = boot_info.modules[i].cmdline;
-		if (strncmp(s, name, n) == 0 && (s[n] == 0 || s[n] == ' '))
-			return &boot_info.modules[i];
-	}
-	return NULL;
-}
 
 /* Largest boot information we accept: GRUB's, with an EFI memory map, is a few KiB. */
 #define MB2_INFO_MAX (1u << 20)
@@ -90,7 +79,7 @@ static uint64_t trampoline_page_find(const struct mem_range *usable, size_t nu,
 	return best;
 }
 
-/* Hand the allocator every usable range below mapped_top, minus the first MiB
+/* Hand the allocator every usable range below paging_mapped_top, minus the first MiB
  * (real-mode structures, the AP trampoline's page picked from it), the image,
  * the boot information and the modules. */
 static void memory_init(uint64_t info_pa)
@@ -101,10 +90,10 @@ static void memory_init(uint64_t info_pa)
 
 	for (size_t i = 0; i < boot_info.n_mmap; i++) {
 		const struct boot_mmap_entry *e = &boot_info.mmap[i];
-		if (e->type != MEM_USABLE || e->start >= mapped_top)
+		if (e->type != MEM_USABLE || e->start >= paging_mapped_top)
 			continue;
 		uint64_t end = e->start + e->len;
-		usable[nu++] = (struct mem_range){ e->start, end < mapped_top ? end : mapped_top };
+		usable[nu++] = (struct mem_range){ e->start, end < paging_mapped_top ? end : paging_mapped_top };
 	}
 	reserved[nr++] = (struct mem_range){ (uint64_t)__image_start, (uint64_t)__image_end };
 	reserved[nr++] = (struct mem_range){ info_pa, info_pa + boot_info.total_size };
@@ -153,19 +142,20 @@ void __attribute__((noreturn)) kmain(uint32_t magic, uint32_t info_pa)
 
 	kprintf("memory map: %zu entries (%s)\n", boot_info.n_mmap,
 		boot_info.mmap_from_efi ? "EFI memory map" : "BIOS memory map");
-	mapped_top = paging_init(&boot_info);
+	paging_init(&boot_info);
 	cpuinfo_init();
 	memory_init(info_pa);
 	acpi_init(boot_info.rsdp);
 	options_console(boot_info.cmdline, console_value, sizeof(console_value));
 	/* A BIOS boot (neither EFI's system table nor its memory map) may leave VGA text. */
 	bool bios = !boot_info.efi_system_table && !boot_info.mmap_from_efi;
-	console_select(console_value, &boot_info.fb, bios, &acpi, mapped_top);
+	console_select(console_value, &boot_info.fb, bios, &acpi, paging_mapped_top);
 	tsc_init();
 	apic_init(true);
 	apic_timer_start(SHELL_TICK_HZ);
 	sti();
 	virt_init();
+	sched_set_console_poll(vm_run_console_poll);
 	smp_init(options_maxcpus(boot_info.cmdline), &ap_memory);
 
 	struct frame_stats st;

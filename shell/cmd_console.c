@@ -6,6 +6,7 @@
 #include "arch/x86/uart.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "shell/shell.h"
 #include "virt/emulate.h"
 
 #define KEY_DETACH 0x1d /* Ctrl-] */
@@ -39,6 +40,13 @@ bool vm_console_poll(struct vm *vm)
 	memmove(pending.key, pending.key + taken, pending.count - taken);
 	pending.count -= taken;
 	return detach;
+}
+
+const char *vm_run_console_poll(struct vm *vm)
+{
+	if (vm->com1.attached)
+		return vm_console_poll(vm) ? "detached" : NULL;
+	return console_poll() ? "Ctrl-C" : NULL;
 }
 
 int vm_console_cmd(int argc, char **argv)

@@ -12,3 +12,7 @@ int vm_console_cmd(int argc, char **argv);
 /* About once a millisecond while attached: the keys typed go to the guest's
  * COM1 receiver as it has room; true when Ctrl-] asks to detach. */
 bool vm_console_poll(struct vm *vm);
+/* The console's poll while vm runs (sched_set_console_poll): "Ctrl-C" typed
+ * on sprig's console, or "detached" when Ctrl-] ends `vm console`; else
+ * NULL. */
+const char *vm_run_console_poll(struct vm *vm);

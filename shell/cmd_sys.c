@@ -12,7 +12,8 @@
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "virt/fpu.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
+#include "boot/paging.h"
 #include "shell/shell.h"
 #include "virt/state_check.h"
 
@@ -182,7 +183,7 @@ static void raise_exception(void *kind)
 	switch ((enum panic_kind)(uintptr_t)kind) {
 	case PANIC_PF: {
 		/* Beyond the identity map: a not-present page fault with CR2 set. */
-		volatile uint64_t *p = (volatile uint64_t *)(mapped_top + 0x1234000);
+		volatile uint64_t *p = (volatile uint64_t *)(paging_mapped_top + 0x1234000);
 		__asm__ volatile("mov $0x5151515151515151, %%r15" ::: "r15");
 		*p = 1;
 		break;

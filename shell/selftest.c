@@ -14,7 +14,7 @@
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "virt/clone.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "shell/shell.h"
 #include "virt/snapshot.h"
 #include "virt/vm.h"

@@ -2,7 +2,6 @@
 #include "virt/clone.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "shell/shell.h"
 #include "virt/vcpu_state.h"
 
 static unsigned order_for(size_t bytes)
@@ -63,28 +62,4 @@ struct vm *vm_clone(struct vm *parent, const char *name, char *err, size_t errle
 	if (caller >= 0)
 		parent->vcpus[caller]->regs.rax = vm_clone_number(clone);
 	return clone;
-}
-
-int vm_clone_cmd(int argc, char **argv)
-{
-	char err[192] = "";
-	struct vm *parent, *clone;
-
-	if (argc != 4)
-		return shell_usage_error("vm", "clone needs a paused VM and a new VM's name");
-	if (!(parent = vm_find(argv[2]))) {
-		kprintf("vm: no VM named '%s' (see 'vm list')\n", argv[2]);
-		return 1;
-	}
-	if (!(clone = vm_clone(parent, argv[3], err, sizeof(err)))) {
-		kprintf("vm: cannot clone '%s': %s\n", parent->name, err);
-		return 1;
-	}
-	kprintf("vm %s cloned from %s: %llu MiB shared copy-on-write, family of %u", clone->name,
-		parent->name, (unsigned long long)(clone->mem_bytes >> 20),
-		mmu_family_size(&clone->mmu));
-	if (clone->nr_vcpus > 1)
-		kprintf(", %u vCPUs", clone->nr_vcpus);
-	kprintf("\n");
-	return 0;
 }

@@ -15,5 +15,3 @@ static inline uint64_t vm_clone_number(const struct vm *clone)
 {
 	return (uint64_t)clone->id + 1;
 }
-/* `vm clone PARENT NAME`. */
-int vm_clone_cmd(int argc, char **argv);

@@ -10,9 +10,7 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
-#include "shell/cmd_console.h"
 #include "virt/fpu.h"
-#include "shell/shell.h"
 #include "virt/steal_time.h"
 #include "virt/vcpu_run.h"
 
@@ -32,6 +30,12 @@ struct sched_cpu {
 
 static struct sched_cpu sched_cpus[CPU_MAX];
 static uint64_t run_deadline, next_poll; /* the console CPU's */
+static const char *(*console_poll_fn)(struct vm *vm);
+
+void sched_set_console_poll(const char *(*poll)(struct vm *vm))
+{
+	console_poll_fn = poll;
+}
 
 bool vm_place_vcpus(struct vm *vm, const uint8_t *list, unsigned len, char *err, size_t errlen)
 {
@@ -146,9 +150,11 @@ static void console_watch(struct vm *vm)
 	if (run_deadline && now >= run_deadline) {
 		vm_pause(vm, "timeout");
 	} else if (now >= next_poll) {
+		const char *reason = console_poll_fn ? console_poll_fn(vm) : NULL;
+
 		next_poll = now + tsc_khz();
-		if (vm->com1.attached ? vm_console_poll(vm) : console_poll())
-			vm_pause(vm, vm->com1.attached ? "detached" : "Ctrl-C");
+		if (reason)
+			vm_pause(vm, reason);
 		else if (vm->on_watch)
 			vm->on_watch(vm, vm->on_watch_ctx);
 	}

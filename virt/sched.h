@@ -18,6 +18,11 @@ bool vm_place_vcpus(struct vm *vm, const uint8_t *list, unsigned len, char *err,
  * calling vm->on_watch; returns when every CPU has left the VM. */
 void sched_run(struct vm *vm, uint64_t deadline);
 
+/* What the console CPU asks about once a millisecond while a VM runs: the
+ * console layer registers it at start-up (the shell's Ctrl-C, `vm console`'s
+ * keys). It returns why to pause the VM, or NULL to go on. */
+void sched_set_console_poll(const char *(*poll)(struct vm *vm));
+
 /* Kick every vCPU of vm that may be in guest mode or asleep. */
 void vm_kick_all(struct vm *vm);
 

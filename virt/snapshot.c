@@ -3,7 +3,7 @@
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "init/kernel.h"
+#include "boot/boot_info.h"
 #include "virt/state_check.h"
 
 static struct snapshot_image images[SNAPSHOT_MAX];

@@ -65,6 +65,16 @@ struct vm *vm_find(const char *name)
 	return NULL;
 }
 
+const char *vm_state_name(enum vm_state state)
+{
+	static const char *const names[] = {
+		[VM_READY] = "ready", [VM_RUNNING] = "running", [VM_PAUSED] = "paused",
+		[VM_EXITED] = "exited", [VM_FAILED] = "stopped",
+	};
+
+	return (unsigned)state < sizeof(names) / sizeof(names[0]) ? names[state] : "?";
+}
+
 struct vm *vm_next(const struct vm *prev)
 {
 	for (int i = prev ? prev->id + 1 : 0; i < VM_MAX; i++)

@@ -158,6 +158,9 @@ void vcpu_put(struct vcpu *v);
 struct vm *vm_find(const char *name);
 /* Each existing VM in id order; NULL after the last. */
 struct vm *vm_next(const struct vm *prev);
+/* The state as the console names it: "ready", "running", "paused",
+ * "exited", "stopped". */
+const char *vm_state_name(enum vm_state state);
 
 /* Ask the run loops to stop the guest at their next exits with a report. The
  * first of vm_fail, vm_exit and vm_pause in a run decides how it ends; each
