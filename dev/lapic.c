@@ -176,6 +176,17 @@ void lapic_ack_irq(struct lapic *a, uint8_t vector)
 	vec_set(a->isr, vector);
 }
 
+bool lapic_eoi_is_plain(const struct lapic *a)
+{
+	unsigned in_service = 0;
+
+	for (unsigned w = 0; w < 8; w++)
+		in_service += (unsigned)__builtin_popcount(a->isr[w]);
+	if (in_service != 1 || vec_highest(a->irr) >= 0)
+		return false;
+	return !vec_test(a->tmr, (unsigned)vec_highest(a->isr));
+}
+
 /* A level-triggered LINT interrupt is in service until its EOI (Remote IRR). */
 static void lint_eoi(struct lapic *a, unsigned vector)
 {
@@ -185,7 +196,7 @@ static void lint_eoi(struct lapic *a, unsigned vector)
 }
 
 /* 10.8.5: EOI retires the highest in-service vector. */
-static void eoi(struct lapic *a)
+void lapic_eoi(struct lapic *a)
 {
 	int vector = vec_highest(a->isr);
 
@@ -375,7 +386,7 @@ static void reg_write(struct lapic *a, const struct reg_desc *d, uint32_t val, u
 		a->tpr = val;
 		break;
 	case LAPIC_REG_EOI:
-		eoi(a);
+		lapic_eoi(a);
 		break;
 	case LAPIC_REG_LDR:
 		a->ldr = val;

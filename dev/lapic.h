@@ -219,6 +219,13 @@ bool lapic_set_irq(struct lapic *a, uint8_t vector, bool level);
 int lapic_pending_irq(const struct lapic *a);
 /* The CPU took that vector (the hypervisor injected it): IRR -> ISR. */
 void lapic_ack_irq(struct lapic *a, uint8_t vector);
+/* An EOI (10.8.5), as the guest's write of the EOI register does it. */
+void lapic_eoi(struct lapic *a);
+/* Would an EOI now only clear one ISR bit? One vector in service, edge-
+ * triggered (no EOI message to the I/O APIC, no LINT Remote IRR), and none
+ * requested (nothing for the EOI to let through): then the guest may signal
+ * it through memory instead, KVM's PV EOI (virt/pv_eoi.h). */
+bool lapic_eoi_is_plain(const struct lapic *a);
 
 /* The timer (SDM 10.5.4): fire what expired by `now` (IRR unless the LVT is
  * masked); periodic re-arms from the previous expiry, once however many

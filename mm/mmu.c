@@ -249,6 +249,27 @@ static int guest_copy(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len, bo
 	return ret;
 }
 
+int mmu_xchg_guest_u8(struct mmu *mmu, uint64_t gpa, uint8_t *val)
+{
+	int ret = -1;
+
+	read_lock(&mmu->slots_lock);
+	mmu_read_lock(mmu);
+	if (range_in_slots(&mmu->slots, gpa, 1) && !prepare_write(mmu, gpa, 1)) {
+		uint64_t gfn = gpa >> PAGE_SHIFT;
+		struct memslot *s = memslot_find(&mmu->slots, gfn);
+		paddr_t pa = backing_get(&s->backing, gfn - s->base_gfn);
+		uint8_t *byte = (uint8_t *)pa_to_va(pa) + (gpa & (PAGE_SIZE - 1));
+
+		*val = __atomic_exchange_n(byte, *val, __ATOMIC_SEQ_CST);
+		dirty_log_sprig_write(mmu, s, gfn);
+		ret = 0;
+	}
+	read_unlock(&mmu->lock);
+	read_unlock(&mmu->slots_lock);
+	return ret;
+}
+
 int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len)
 {
 	return guest_copy(mmu, gpa, buf, len, false);

@@ -159,6 +159,11 @@ int tdp_get_walk(struct mmu *mmu, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 
  * (a write then changes nothing either). */
 int mmu_read_guest(struct mmu *mmu, uint64_t gpa, void *buf, uint64_t len);
 int mmu_write_guest(struct mmu *mmu, uint64_t gpa, const void *buf, uint64_t len);
+/* The guest's byte at gpa exchanged with *val in one atomic access (*val
+ * gets the old one), as a guest's own XCHG: a LOCK CMPXCHG another vCPU
+ * makes on it lands wholly before or after. Backs and logs the page as a
+ * write. 0, or -1 (nothing changed) as mmu_write_guest. */
+int mmu_xchg_guest_u8(struct mmu *mmu, uint64_t gpa, uint8_t *val);
 
 /* Copy the guest's memory [gpa, gpa + len) (whole pages, all in memslots)
  * into buf without backing untouched pages (see backing_read_page): for

@@ -33,6 +33,8 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 		t->directed_yield_attempted += s->directed_yield_attempted;
 		t->directed_yield_successful += s->directed_yield_successful;
 		t->steal_records += s->steal_records;
+		t->pv_tlb_flushes += s->pv_tlb_flushes;
+		t->pv_eois += s->pv_eois;
 		for (int p = 0; p < VCPU_IO_PORTS_TRACKED && s->io_ports[p].count; p++) {
 			int q = 0;
 
@@ -92,6 +94,8 @@ static void print_vm_stats(struct vm *vm)
 		(unsigned long long)t.directed_yield_successful);
 	kprintf("  %-26s %llu\n", "steal_time_ns", (unsigned long long)steal_ns);
 	kprintf("  %-26s %llu\n", "steal_records", (unsigned long long)t.steal_records);
+	kprintf("  %-26s %llu\n", "pv_tlb_flushes", (unsigned long long)t.pv_tlb_flushes);
+	kprintf("  %-26s %llu\n", "pv_eois", (unsigned long long)t.pv_eois);
 	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);
 }

@@ -230,6 +230,8 @@ struct vcpu_stats {
 	uint64_t directed_yield_attempted;  /* KVM_HC_SCHED_YIELD and KICK_CPU */
 	uint64_t directed_yield_successful; /* the target got the CPU */
 	uint64_t steal_records;             /* steal-time records written */
+	uint64_t pv_tlb_flushes;            /* flushes preempted vCPUs took instead of an IPI */
+	uint64_t pv_eois;                   /* EOIs the guest signalled through its PV EOI word */
 	struct vcpu_port_count io_ports[VCPU_IO_PORTS_TRACKED];
 };
 
@@ -254,6 +256,7 @@ struct vcpu {
 	bool pv_unhalted;      /* KVM_HC_KICK_CPU came: the current or next HLT ends */
 	bool yielded;          /* gave its CPU away (vm_yield_to): the slice ends */
 	struct kvm_steal steal; /* MSR_KVM_STEAL_TIME and its wait (virt/steal_time.h) */
+	struct kvm_pv_eoi pv_eoi; /* MSR_KVM_PV_EOI_EN and its word (virt/pv_eoi.h) */
 	struct kick_sync kick; /* its entries, requests, and the host CPU it runs on */
 	uint64_t arrivals_kicked; /* its APIC's arrivals another CPU kicked it for */
 	struct vcpu_stats stats;

@@ -4,6 +4,7 @@
 #include "dev/lapic.h"
 #include "lib/bytes.h"
 #include "mm/mmu.h"
+#include "virt/kick.h"
 
 /* KVM's apic_map->max_apic_id: at least 255, room for every xAPIC ID; the
  * x2APIC IDs sprig gives are below LAPIC_BUS_MAX. */
@@ -55,24 +56,32 @@ int64_t kvm_pv_send_ipi(struct lapic_bus *bus, uint64_t low, uint64_t high, uint
 #define ST_VERSION 8
 #define ST_PREEMPTED 16
 
-int kvm_steal_time_record(struct mmu *mmu, uint64_t gpa, uint64_t delta_ns)
+int kvm_steal_time_record(struct mmu *mmu, uint64_t gpa, uint64_t delta_ns,
+			  struct kick_sync *tlb)
 {
-	uint8_t rec[KVM_STEAL_TIME_SIZE], zero = 0;
-	uint32_t version;
+	uint8_t rec[KVM_STEAL_TIME_SIZE], preempted = 0;
+	uint32_t version, seq;
 	uint64_t steal;
+	bool flush;
 
-	if (mmu_read_guest(mmu, gpa, rec, sizeof(rec)))
+	if (mmu_read_guest(mmu, gpa, rec, sizeof(rec)) ||
+	    mmu_xchg_guest_u8(mmu, gpa + ST_PREEMPTED, &preempted))
 		return -1;
+	/* Before the guest runs again: it skipped the IPI for this flush. */
+	flush = preempted & KVM_VCPU_FLUSH_TLB;
+	if (flush)
+		kick_sync_request(tlb, KICK_REQ_FLUSH_TLB, &seq);
 	version = rd32(rec + ST_VERSION);
 	version += (version & 1) + 1;
 	steal = rd64(rec + ST_STEAL) + delta_ns;
 	/* The guest retries while the version is odd or changed. */
-	if (mmu_write_guest(mmu, gpa + ST_PREEMPTED, &zero, 1) ||
-	    mmu_write_guest(mmu, gpa + ST_VERSION, &version, sizeof(version)) ||
+	if (mmu_write_guest(mmu, gpa + ST_VERSION, &version, sizeof(version)) ||
 	    mmu_write_guest(mmu, gpa + ST_STEAL, &steal, sizeof(steal)))
 		return -1;
 	version++;
-	return mmu_write_guest(mmu, gpa + ST_VERSION, &version, sizeof(version));
+	if (mmu_write_guest(mmu, gpa + ST_VERSION, &version, sizeof(version)))
+		return -1;
+	return flush;
 }
 
 int kvm_steal_time_preempt(struct mmu *mmu, uint64_t gpa)
@@ -80,4 +89,31 @@ int kvm_steal_time_preempt(struct mmu *mmu, uint64_t gpa)
 	uint8_t preempted = KVM_VCPU_PREEMPTED;
 
 	return mmu_write_guest(mmu, gpa + ST_PREEMPTED, &preempted, 1);
+}
+
+static uint64_t pv_eoi_gpa(const struct kvm_pv_eoi *p)
+{
+	return p->msr & ~KVM_MSR_ENABLED;
+}
+
+void kvm_pv_eoi_before_entry(struct kvm_pv_eoi *p, const struct lapic *a, struct mmu *mmu)
+{
+	uint8_t enabled = KVM_PV_EOI_ENABLED;
+
+	if ((p->msr & KVM_MSR_ENABLED) && lapic_eoi_is_plain(a) &&
+	    !mmu_write_guest(mmu, pv_eoi_gpa(p), &enabled, 1))
+		p->pending = true;
+}
+
+bool kvm_pv_eoi_after_exit(struct kvm_pv_eoi *p, struct mmu *mmu)
+{
+	uint8_t word, zero = 0;
+
+	if (!p->pending)
+		return false;
+	p->pending = false;
+	if (mmu_read_guest(mmu, pv_eoi_gpa(p), &word, 1))
+		return true;
+	/* Only the vCPU clears it, and it is not running: no race. */
+	return !(word & KVM_PV_EOI_ENABLED) || mmu_write_guest(mmu, pv_eoi_gpa(p), &zero, 1);
 }

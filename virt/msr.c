@@ -16,6 +16,7 @@
 #include "virt/emulate.h"
 #include "dev/lapic.h"
 #include "virt/msr_policy.h"
+#include "virt/pv_eoi.h"
 #include "virt/pvclock.h"
 #include "virt/steal_time.h"
 
@@ -106,6 +107,9 @@ static bool virt_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 		return true;
 	case MSR_KVM_STEAL_TIME:
 		*val = v->steal.msr;
+		return true;
+	case MSR_KVM_PV_EOI_EN:
+		*val = v->pv_eoi.msr;
 		return true;
 	default:
 		return msr_fixed_value(msr, val);
@@ -287,6 +291,9 @@ bool emulate_wrmsr(struct vcpu *v)
 		pvclock_msr_write(v, msr, store);
 	} else if (msr == MSR_KVM_STEAL_TIME && !steal_time_msr_write(v, store)) {
 		msr_refused(v, msr, "steal-time record outside guest memory");
+		return false;
+	} else if (msr == MSR_KVM_PV_EOI_EN && !pv_eoi_msr_write(v, store)) {
+		msr_refused(v, msr, "PV EOI word outside guest memory");
 		return false;
 	}
 	/* The other MSR_HOME_VIRT MSRs keep their fixed values. */

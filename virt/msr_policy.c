@@ -94,6 +94,7 @@ enum msr_home msr_home(uint32_t msr)
 	case MSR_KVM_SYSTEM_TIME_NEW:
 	case MSR_KVM_WALL_CLOCK_NEW:
 	case MSR_KVM_STEAL_TIME:
+	case MSR_KVM_PV_EOI_EN:
 		return MSR_HOME_VIRT;
 	default:
 		return MSR_HOME_NONE;
@@ -234,6 +235,10 @@ const char *msr_check_write(uint32_t msr, uint64_t val, const struct msr_guest *
 	case MSR_KVM_STEAL_TIME: /* bit 0 enables; virt/msr.c checks the gpa is memory */
 		if (val & KVM_STEAL_RESERVED_MASK)
 			why = "steal-time record not 64-byte aligned";
+		break;
+	case MSR_KVM_PV_EOI_EN: /* bit 0 enables; virt/msr.c checks the gpa is memory */
+		if (val & KVM_PV_EOI_RESERVED_MASK)
+			why = "PV EOI word not 4-byte aligned";
 		break;
 	default:
 		why = "unknown MSR";

@@ -50,6 +50,8 @@
  *                      as written; sprig then writes the structure there
  *   KVM_STEAL_TIME     KVM's steal time (virt/kvm_pv.h): a 64-byte aligned
  *                      gpa, bit 0 enables it, read back as written
+ *   KVM_PV_EOI_EN      KVM's PV EOI (virt/kvm_pv.h): a 4-byte aligned gpa,
+ *                      bit 0 enables it, read back as written
  *   P6_PERFCTR0-1 P6_EVNTSEL0-1 K7_EVNTSEL0-3 K7_PERFCTR0-3
  *                      the legacy performance counters, as KVM answers them
  *                      without a vPMU: read 0, writes of any value dropped

@@ -235,8 +235,9 @@ const struct record_type vm_record = {
 };
 
 /* The MSR values are the guest's as WRMSR took them: sprig checks the gpa
- * each time it writes the clock structure or the steal-time record, as at
- * the guest's write. Version 2 added MSR_KVM_STEAL_TIME. */
+ * each time it writes the clock structure, the steal-time record or the PV
+ * EOI word, as at the guest's write. Version 2 added MSR_KVM_STEAL_TIME,
+ * version 3 MSR_KVM_PV_EOI_EN. */
 static bool msrs_check(const void *model, const struct record_limits *lim, char *err,
 		       size_t errlen)
 {
@@ -272,6 +273,11 @@ static bool msrs_check(const void *model, const struct record_limits *lim, char 
 			  (unsigned long long)m->steal_time_msr);
 		return false;
 	}
+	if (m->pv_eoi_msr & KVM_PV_EOI_RESERVED_MASK) {
+		ksnprintf(err, errlen, "PV EOI MSR 0x%llx: word not 4-byte aligned",
+			  (unsigned long long)m->pv_eoi_msr);
+		return false;
+	}
 	return true;
 }
 
@@ -288,10 +294,11 @@ static void msrs_fields(void *model, struct field_io *io)
 	FIELD(io, m->mce.mcg_ctl);
 	FIELD(io, m->mce.bank);
 	FIELD(io, m->steal_time_msr);
+	FIELD(io, m->pv_eoi_msr);
 }
 
 const struct record_type msrs_record = {
-	.id = REC_MSRS, .version = 2, .per_vcpu = true, .name = "msrs",
+	.id = REC_MSRS, .version = 3, .per_vcpu = true, .name = "msrs",
 	.model_bytes = sizeof(struct vcpu_msrs), .fields = msrs_fields, .check = msrs_check,
 };
 

@@ -9,16 +9,20 @@ static uint64_t record_gpa(const struct vcpu *v)
 	return v->steal.msr & ~(KVM_STEAL_RESERVED_MASK | KVM_MSR_ENABLED);
 }
 
-/* The wait so far into the record; it no longer says preempted. */
+/* The wait so far into the record; it no longer says preempted, and a
+ * TLB flush another vCPU left there is v's next entry's (PV TLB flush). */
 static void record(struct vcpu *v)
 {
 	struct kvm_steal *s = &v->steal;
+	int flushed = kvm_steal_time_record(v->mmu, record_gpa(v), s->waited_ns - s->recorded_ns,
+					    &v->kick);
 
-	if (kvm_steal_time_record(v->mmu, record_gpa(v), s->waited_ns - s->recorded_ns))
+	if (flushed < 0)
 		return; /* the memory went (a slot removed): written again later */
 	s->recorded_ns = s->waited_ns;
 	s->preempted = false;
 	v->stats.steal_records++;
+	v->stats.pv_tlb_flushes += (uint64_t)flushed;
 }
 
 bool steal_time_msr_write(struct vcpu *v, uint64_t val)

@@ -2,7 +2,10 @@
  * time a vCPU was runnable but waited while another vCPU had its CPU, which
  * virt/sched.c sees, published in the record the guest named with
  * MSR_KVM_STEAL_TIME each time the vCPU runs after a wait, with the
- * preempted flag while it waits. */
+ * preempted flag while it waits. A TLB flush another vCPU left there
+ * meanwhile (PV TLB flush) is posted to v's requests as it is taken up, and
+ * its entry flushes: SVM's TLB_CONTROL on its ASID, VMX's INVEPT
+ * single-context (which takes the guest's combined mappings too). */
 #pragma once
 #include "virt/vm.h"
 

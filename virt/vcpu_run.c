@@ -10,6 +10,7 @@
 #include "virt/emulate.h"
 #include "virt/fpu.h"
 #include "virt/mmio.h"
+#include "virt/pv_eoi.h"
 #include "virt/sched.h"
 
 #define RESET_RIP 0xfff0 /* with CS base FFFF0000: the reset vector */
@@ -186,6 +187,7 @@ void vcpu_init_state(struct vcpu *v)
 	v->regs = (struct vcpu_regs){ .rip = RESET_RIP, .rflags = RFLAGS_FIXED,
 				      .rdx = cpuid(1, 0).eax /* the processor signature */ };
 	v->halted = false;
+	v->pv_eoi = (struct kvm_pv_eoi){ 0 }; /* disabled, as KVM's kvm_lapic_reset leaves it */
 }
 
 /* INIT and SIPI (lapic_accept_start), with the control block loaded. */
@@ -273,7 +275,7 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 	while (vm_running(vm) && rdtsc() < end) {
 		/* The guest's clock, once for the timers of this round. */
 		uint64_t now = guest_tsc(v);
-		bool ready;
+		bool ready, entered;
 
 		vm_lock(vm);
 		take_start(v);
@@ -285,17 +287,18 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 				v->pv_unhalted = false;
 			v->halted = false;
 			deliver_events(v);
+			kvm_pv_eoi_before_entry(&v->pv_eoi, &v->apic, v->mmu);
 			vcpu_arm_host_timer(v);
 		}
 		vm_unlock(vm, v);
 		if (!ready)
 			return;
 		fpu_enter(v);
-		if (!enter(v, &e)) {
-			fpu_exit(v);
-			continue;
-		}
+		entered = enter(v, &e);
 		fpu_exit(v);
+		pv_eoi_after_exit(v);
+		if (!entered)
+			continue;
 		v->stats.exits++;
 		v->stats.exits_by_kind[e.kind]++;
 		v->stats.events_requeued += e.requeued;

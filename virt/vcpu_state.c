@@ -64,6 +64,7 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 			.tsc_aux = v->tsc_aux, .misc_enable = v->misc_enable, .pkrs = v->pkrs,
 			.mce = v->mce,
 			.steal_time_msr = v->steal.msr,
+			.pv_eoi_msr = v->pv_eoi.msr,
 		};
 
 		if (buf && !stage_cpu(v, now, err, errlen))
@@ -202,6 +203,8 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 		v->mce = msrs.mce;
 		/* The record keeps the guest's sum; sprig's wait counts anew. */
 		v->steal = (struct kvm_steal){ .msr = msrs.steal_time_msr };
+		/* The word was settled at the exit before the save. */
+		v->pv_eoi = (struct kvm_pv_eoi){ .msr = msrs.pv_eoi_msr };
 		msr_pvclock_resume(v);
 		return;
 	default:

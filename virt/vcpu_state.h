@@ -42,6 +42,7 @@ struct vcpu_msrs {
 	uint32_t pkrs;            /* IA32_PKRS: supervisor protection keys */
 	struct mce_msrs mce;      /* MCG_STATUS, MCG_CTL, the banks */
 	uint64_t steal_time_msr;  /* MSR_KVM_STEAL_TIME (virt/kvm_pv.h) */
+	uint64_t pv_eoi_msr;      /* MSR_KVM_PV_EOI_EN (virt/kvm_pv.h) */
 };
 
 /* The record types of the VM's and vCPUs' own state (virt/state_check.c). */

@@ -6,7 +6,9 @@ seeing about the VM's memory, 16 MiB written from /dev/urandom read back
 twice with the same checksum, the ACPI power-off, and `vm audit` clean
 afterwards, and KVM's paravirtual features that sprig offers named in Linux's
 log (dmesg) as taken; steal time (the two vCPUs share sprig's CPU 1, so each
-waits for it) seen by the guest in /proc/stat and written by sprig. Then
+waits for it) seen by the guest in /proc/stat and written by sprig; PV EOI
+and PV TLB flush used (sprig's counts of the EOIs Linux signalled through
+its word and of the flushes it left for a preempted vCPU). Then
 malformed bzImages built from the real one's header are refused with their
 reasons. (The shell through `vm console`, typed at, is
 tests/e2e/e2e_linux_snap.py's, before and after a restore.) The images come
@@ -32,6 +34,7 @@ PV_LINES = {
     "pv-ipi": r"kvm-guest: setup PV IPIs",
     "pv-spinlocks": r"kvm-guest: PV spinlocks enabled",
     "pv-sched-yield": r"kvm-guest: setup PV sched yield",
+    "pv-tlb-flush": r"kvm-guest: KVM setup pv remote TLB flush",
 }
 
 
@@ -95,6 +98,13 @@ def linux_boot(check):
         out = m.command("stats linux")
         records = re.search(r"^\s+steal_records\s+(\d+)$", out, re.M)
         check("linux/steal-records", records is not None and int(records.group(1)) > 0, out)
+        # PV EOI, which Linux takes without a line: its EOIs through the word.
+        eois = re.search(r"^\s+pv_eois\s+(\d+)$", out, re.M)
+        check("linux/pv-eois", eois is not None and int(eois.group(1)) > 0, out)
+        # PV TLB flush: flushes Linux left in the record of a vCPU waiting
+        # for the CPU they share, taken at that vCPU's entry.
+        flushes = re.search(r"^\s+pv_tlb_flushes\s+(\d+)$", out, re.M)
+        check("linux/pv-tlb-flushes", flushes is not None and int(flushes.group(1)) > 0, out)
         out = m.command("vm audit linux")
         check("linux/audit-clean", "mmu audit: ok, 0 errors" in out, out)
         for _, name, reason in bad:

@@ -509,8 +509,10 @@ TEST(cpuid_kvm_clock_leaves)
 	memcpy(sig + 8, &r.edx, 4);
 	CHECK(!memcmp(sig, "KVMKVMKVM\0\0\0", 12));
 	r = q(&h, 0x40000101, 0);
-	/* CLOCKSOURCE2, STEAL_TIME, PV_UNHALT, PV_SEND_IPI, PV_SCHED_YIELD, STABLE_BIT */
-	CHECK_EQ_U64(r.eax, (1u << 3) | (1u << 5) | (1u << 7) | (1u << 11) | (1u << 13) | (1u << 24));
+	/* CLOCKSOURCE2, STEAL_TIME, PV_EOI, PV_UNHALT, PV_TLB_FLUSH, PV_SEND_IPI,
+	 * PV_SCHED_YIELD, STABLE_BIT */
+	CHECK_EQ_U64(r.eax, (1u << 3) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 9) | (1u << 11) |
+				    (1u << 13) | (1u << 24));
 	CHECK(r.ebx == 0 && r.ecx == 0 && r.edx == 0);
 	r = q(&h, 0x40000102, 0);
 	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);

@@ -51,7 +51,7 @@ TEST(msr_homes)
 				     MSR_PAT };
 	const uint32_t virt[] = { MSR_TSC, MSR_MISC_ENABLE, MSR_MTRRCAP, MSR_MTRR_DEF_TYPE,
 				  MSR_TSC_AUX, MSR_K8_INT_PENDING_MSG, MSR_UCODE_REV, MSR_KVM_SYSTEM_TIME_NEW,
-				  MSR_KVM_WALL_CLOCK_NEW, MSR_KVM_STEAL_TIME };
+				  MSR_KVM_WALL_CLOCK_NEW, MSR_KVM_STEAL_TIME, MSR_KVM_PV_EOI_EN };
 	const uint32_t apic[] = { MSR_APIC_BASE, MSR_TSC_DEADLINE, MSR_X2APIC_BASE, 0x830,
 				  MSR_X2APIC_LAST };
 	const uint32_t none[] = { 0x2, MSR_FEATURE_CONTROL, MSR_ARCH_CAPABILITIES, MSR_VMX_BASIC,
@@ -205,6 +205,12 @@ TEST(msr_fixed_ones)
 	CHECK(ok(MSR_KVM_STEAL_TIME, 0x1234040, &long_mode));
 	for (unsigned bit = 1; bit < 6; bit++)
 		CHECK(!ok(MSR_KVM_STEAL_TIME, 0x1234041 | 1u << bit, &long_mode));
+	/* PV EOI: a 4-byte aligned word (bit 1 reserved), bit 0 enables. */
+	CHECK(ok(MSR_KVM_PV_EOI_EN, 0x1234005, &long_mode));
+	CHECK(ok(MSR_KVM_PV_EOI_EN, 0x1234004, &long_mode));
+	CHECK(ok(MSR_KVM_PV_EOI_EN, 0, &long_mode));
+	CHECK(!ok(MSR_KVM_PV_EOI_EN, 0x1234007, &long_mode));
+	CHECK(!ok(MSR_KVM_PV_EOI_EN, 0x1234002, &long_mode));
 	CHECK(ok(MSR_KVM_WALL_CLOCK_NEW, 0x1234004, &long_mode));
 	CHECK(!ok(MSR_KVM_WALL_CLOCK_NEW, 0x1234002, &long_mode));
 	CHECK(!ok(MSR_K8_INT_PENDING_MSG, 1, &long_mode));

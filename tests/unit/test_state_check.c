@@ -417,6 +417,13 @@ TEST(vm_state_fields)
 	fv.msrs[1].steal_time_msr = 0x10021;
 	CHECK(!vm_ok());
 	CHECK(strstr(err, "steal-time MSR 0x10021: record not 64-byte aligned") != NULL);
+	/* The PV EOI MSR: its word 4-byte aligned, as WRMSR takes it. */
+	reset();
+	fv.msrs[1].pv_eoi_msr = 0x10045;
+	CHECK(vm_ok());
+	fv.msrs[1].pv_eoi_msr = 0x10047;
+	CHECK(!vm_ok());
+	CHECK(strstr(err, "PV EOI MSR 0x10047: word not 4-byte aligned") != NULL);
 	/* An AP halted (after HLT, not INIT) with its APIC in use passes. */
 	reset();
 	fv.cpu[1].wait_sipi = 0;
