@@ -5,6 +5,7 @@
  * directions). */
 #include "check.h"
 #include "dev/virtio_balloon.h"
+#include "virtio_host.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,47 +18,13 @@
 #define DISCARDS_MAX 64
 
 struct rig {
-	uint8_t *ram;
+	struct virtio_host h;
 	struct virtio_pci vp;
 	struct virtio_balloon b;
-	unsigned msis, reports;
-	struct apic_msg last_msi;
 	uint16_t avail_idx[VIRTIO_QUEUES_MAX];
 	struct { uint64_t gpa, len; } discard[DISCARDS_MAX];
 	unsigned discards;
 };
-
-static bool copy_from(void *ctx, uint64_t gpa, void *buf, uint32_t len)
-{
-	memcpy(buf, ((struct rig *)ctx)->ram + gpa, len);
-	return true;
-}
-
-static bool copy_to(void *ctx, uint64_t gpa, const void *buf, uint32_t len)
-{
-	memcpy(((struct rig *)ctx)->ram + gpa, buf, len);
-	return true;
-}
-
-static void msi(void *ctx, const struct apic_msg *m)
-{
-	struct rig *r = ctx;
-
-	r->msis++;
-	r->last_msi = *m;
-}
-
-static void set_intx(void *ctx, bool level)
-{
-	(void)ctx;
-	(void)level;
-}
-
-static void report(void *ctx, const char *what)
-{
-	(void)what;
-	((struct rig *)ctx)->reports++;
-}
 
 static void discard(void *ctx, uint64_t gpa, uint64_t len)
 {
@@ -71,11 +38,10 @@ static void discard(void *ctx, uint64_t gpa, uint64_t len)
 static struct rig *rig_new(void)
 {
 	struct rig *r = calloc(1, sizeof(*r));
-	struct guest_mem gm = { .copy_from = copy_from, .copy_to = copy_to, .ctx = r };
-	struct virtio_pci_ops ops = { msi, set_intx, report, r };
+	struct guest_mem gm;
+	struct virtio_pci_ops ops;
 
-	r->ram = calloc(1, MEM_BYTES);
-	guest_mem_init_pc(&gm, MEM_BYTES);
+	virtio_host_init(&r->h, MEM_BYTES, &gm, &ops);
 	r->b.ops = (struct virtio_balloon_ops){ discard, r };
 	virtio_pci_init(&r->vp, &virtio_balloon_device, &r->b, DEVFN, BAR, 10, &gm, &ops);
 	r->vp.fn.cfg[VIRTIO_PCI_CAP_MSIX + 3] = 0x80; /* MSI-X on, as Linux leaves it */
@@ -84,7 +50,7 @@ static struct rig *rig_new(void)
 
 static void rig_free(struct rig *r)
 {
-	free(r->ram);
+	virtio_host_free(&r->h);
 	free(r);
 }
 
@@ -109,7 +75,7 @@ static void driver_init(struct rig *r, uint64_t features, unsigned nq)
 {
 	wr(r, 0x14, 1, 0);
 	memset(r->avail_idx, 0, sizeof r->avail_idx);
-	memset(r->ram + RINGS, 0, 0x1000 * VIRTIO_QUEUES_MAX);
+	memset(r->h.ram + RINGS, 0, 0x1000 * VIRTIO_QUEUES_MAX);
 	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
 	wr(r, 0x08, 4, 0);
 	wr(r, 0x0c, 4, (uint32_t)features);
@@ -139,10 +105,10 @@ static void driver_init(struct rig *r, uint64_t features, unsigned nq)
 static void post(struct rig *r, unsigned q, unsigned n, const uint64_t *gpa, const uint32_t *len,
 		 uint16_t flags)
 {
-	uint8_t *avail = r->ram + ring(q) + 0x400;
+	uint8_t *avail = r->h.ram + ring(q) + 0x400;
 
 	for (unsigned i = 0; i < n; i++) {
-		uint8_t *d = r->ram + ring(q) + 16 * i;
+		uint8_t *d = r->h.ram + ring(q) + 16 * i;
 		uint16_t f = flags | (i + 1 < n ? VIRTQ_DESC_F_NEXT : 0), next = (uint16_t)(i + 1);
 
 		memcpy(d, &gpa[i], 8);
@@ -162,7 +128,7 @@ static void pfns(struct rig *r, unsigned q, const uint32_t *pfn, unsigned n)
 	uint64_t gpa = BUF;
 	uint32_t len = 4 * n;
 
-	memcpy(r->ram + BUF, pfn, len);
+	memcpy(r->h.ram + BUF, pfn, len);
 	post(r, q, 1, &gpa, &len, 0);
 }
 
@@ -170,7 +136,7 @@ static uint16_t used_idx(struct rig *r, unsigned q)
 {
 	uint16_t v;
 
-	memcpy(&v, r->ram + ring(q) + 0x800 + 2, 2);
+	memcpy(&v, r->h.ram + ring(q) + 0x800 + 2, 2);
 	return v;
 }
 
@@ -191,8 +157,8 @@ TEST(virtio_balloon_config_target_and_actual)
 	CHECK(!(rd(r, 0x04, 4) & VIRTIO_BALLOON_F_FREE_PAGE_HINT));
 	driver_init(r, ALL, 4);
 	virtio_balloon_set_target(&r->vp, 16384);
-	CHECK_EQ_U64(r->msis, 1);
-	CHECK_EQ_U64(r->last_msi.vector, 0x40); /* the configuration vector */
+	CHECK_EQ_U64(r->h.msis, 1);
+	CHECK_EQ_U64(r->h.last_msi.vector, 0x40); /* the configuration vector */
 	CHECK_EQ_U64(rd(r, VIRTIO_PCI_DEVICE, 4), 16384);
 	/* the guest writes actual, whole or a byte; num_pages is not its own */
 	wr(r, VIRTIO_PCI_DEVICE + 4, 4, 300);
@@ -216,8 +182,8 @@ TEST(virtio_balloon_inflate_coalesces_deflate_counts)
 	driver_init(r, ALL, 4);
 	pfns(r, 0, in, 7);
 	CHECK_EQ_U64(used_idx(r, 0), 1);
-	CHECK_EQ_U64(r->msis, 1);
-	CHECK_EQ_U64(r->last_msi.vector, 0x41);
+	CHECK_EQ_U64(r->h.msis, 1);
+	CHECK_EQ_U64(r->h.last_msi.vector, 0x41);
 	REQUIRE(r->discards == 4);
 	CHECK_EQ_U64(r->discard[0].gpa, 0x200000);
 	CHECK_EQ_U64(r->discard[0].len, 3 * 4096);
@@ -251,7 +217,7 @@ TEST(virtio_balloon_hostile_pfns_refused)
 	CHECK_EQ_U64(r->b.inflated_pages, 1);
 	REQUIRE(r->discards == 1);
 	CHECK_EQ_U64(r->discard[0].gpa, 0x150000);
-	CHECK_EQ_U64(r->reports, 1);
+	CHECK_EQ_U64(r->h.reports, 1);
 	CHECK(!needs_reset(r));
 	CHECK_EQ_U64(used_idx(r, 0), 1);
 	pfns(r, 1, in, 5);
@@ -269,7 +235,7 @@ TEST(virtio_balloon_malformed_buffers_need_reset)
 
 	/* an odd length: nothing of it is used */
 	driver_init(r, ALL, 4);
-	memcpy(r->ram + BUF, in, 8);
+	memcpy(r->h.ram + BUF, in, 8);
 	post(r, 0, 1, &gpa, &len, 0);
 	CHECK(needs_reset(r));
 	CHECK_EQ_U64(r->discards, 0);
@@ -369,27 +335,37 @@ TEST(virtio_balloon_stats_kept_and_requested)
 
 	driver_init(r, ALL, 4);
 	CHECK(!virtio_balloon_request_stats(&r->vp)); /* nothing held yet */
-	stat_entry(r->ram + BUF, 4, 123 << 20);
-	stat_entry(r->ram + BUF + 10, 5, 256 << 20);
-	stat_entry(r->ram + BUF + 20, 99, 1);
+	stat_entry(r->h.ram + BUF, 4, 123 << 20);
+	stat_entry(r->h.ram + BUF + 10, 5, 256 << 20);
+	stat_entry(r->h.ram + BUF + 20, 99, 1);
 	post(r, 2, 1, &gpa, &len, 0);
 	CHECK_EQ_U64(r->b.stat[4], 123 << 20);
 	CHECK_EQ_U64(r->b.stat[5], 256 << 20);
 	CHECK_EQ_U64(r->b.stat_seen, 0x30);
 	CHECK_EQ_U64(r->b.stat_unknown, 1);
 	CHECK_EQ_U64(used_idx(r, 2), 0); /* held */
-	unsigned msis = r->msis;
+	unsigned msis = r->h.msis;
 	CHECK(virtio_balloon_request_stats(&r->vp));
 	CHECK_EQ_U64(used_idx(r, 2), 1);
-	CHECK_EQ_U64(r->msis, msis + 1);
-	CHECK_EQ_U64(r->last_msi.vector, 0x43);
+	CHECK_EQ_U64(r->h.msis, msis + 1);
+	CHECK_EQ_U64(r->h.last_msi.vector, 0x43);
 	CHECK(!virtio_balloon_request_stats(&r->vp));
 	/* the refill */
-	stat_entry(r->ram + BUF, 4, 100 << 20);
+	stat_entry(r->h.ram + BUF, 4, 100 << 20);
 	len = VIRTIO_BALLOON_STAT_BYTES;
 	post(r, 2, 1, &gpa, &len, 0);
 	CHECK_EQ_U64(r->b.stat[4], 100 << 20);
 	CHECK_EQ_U64(r->b.stat_updates, 2);
+	/* Linux kicks its first buffer in before DRIVER_OK: taken at DRIVER_OK */
+	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+	r->b.stat_updates = 0;
+	r->b.stat_held = false;
+	post(r, 2, 1, &gpa, &len, 0);
+	CHECK_EQ_U64(r->b.stat_updates, 0);
+	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK |
+			       VIRTIO_STATUS_DRIVER_OK);
+	CHECK_EQ_U64(r->b.stat_updates, 1);
+	CHECK(r->b.stat_held);
 	/* a reset forgets the buffer */
 	wr(r, 0x14, 1, 0);
 	CHECK(!virtio_balloon_request_stats(&r->vp));
