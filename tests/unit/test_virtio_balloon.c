@@ -76,12 +76,7 @@ static void driver_init(struct rig *r, uint64_t features, unsigned nq)
 	wr(r, 0x14, 1, 0);
 	memset(r->avail_idx, 0, sizeof r->avail_idx);
 	memset(r->h.ram + RINGS, 0, 0x1000 * VIRTIO_QUEUES_MAX);
-	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	wr(r, 0x08, 4, 0);
-	wr(r, 0x0c, 4, (uint32_t)features);
-	wr(r, 0x08, 4, 1);
-	wr(r, 0x0c, 4, (uint32_t)(features >> 32));
-	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+	virtio_host_negotiate(&r->vp, features);
 	for (unsigned v = 0; v < VIRTIO_VECTORS; v++) {
 		wr(r, VIRTIO_PCI_MSIX_TABLE + 16 * v, 4, 0xfee00000);
 		wr(r, VIRTIO_PCI_MSIX_TABLE + 16 * v + 8, 4, 0x40 + v);

@@ -86,12 +86,7 @@ static void driver_init(struct rig *r, uint64_t features)
 	memset(r->h.ram + AVAIL, 0, 0x1000); /* fresh rings, as a driver makes them */
 	memset(r->h.ram + USED, 0, 0x1000);
 	r->avail_idx = 0;
-	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	wr(r, 0x08, 4, 0);
-	wr(r, 0x0c, 4, (uint32_t)features);
-	wr(r, 0x08, 4, 1);
-	wr(r, 0x0c, 4, (uint32_t)(features >> 32));
-	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+	virtio_host_negotiate(&r->vp, features);
 	cfg_write(r, VIRTIO_PCI_CAP_MSIX + 2, 2, 0x8000 | (VIRTIO_VECTORS - 1)); /* enable */
 	for (unsigned v = 0; v < 2; v++) {
 		wr(r, VIRTIO_PCI_MSIX_TABLE + 16 * v, 4, 0xfee01000); /* APIC ID 1 */

@@ -48,3 +48,15 @@ void virtio_host_free(struct virtio_host *h)
 {
 	free(h->ram);
 }
+
+void virtio_host_negotiate(struct virtio_pci *vp, uint64_t features)
+{
+	const uint8_t status = VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER;
+
+	virtio_pci_write(vp, 0x14, 1, status);
+	virtio_pci_write(vp, 0x08, 4, 0);
+	virtio_pci_write(vp, 0x0c, 4, (uint32_t)features);
+	virtio_pci_write(vp, 0x08, 4, 1);
+	virtio_pci_write(vp, 0x0c, 4, (uint32_t)(features >> 32));
+	virtio_pci_write(vp, 0x14, 1, status | VIRTIO_STATUS_FEATURES_OK);
+}

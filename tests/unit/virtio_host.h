@@ -17,3 +17,5 @@ struct virtio_host {
 void virtio_host_init(struct virtio_host *h, uint64_t mem_bytes, struct guest_mem *gm,
 		      struct virtio_pci_ops *ops);
 void virtio_host_free(struct virtio_host *h);
+/* The driver's steps from ACKNOWLEDGE to FEATURES_OK with these features. */
+void virtio_host_negotiate(struct virtio_pci *vp, uint64_t features);
