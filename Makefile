@@ -44,7 +44,8 @@ HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 		   dev/lapic_ipi.c dev/lapic_state.c virt/insn.c virt/guest_walk.c virt/cpuid_policy.c \
 		   dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/pmtimer.c dev/fwcfg.c \
 		   dev/acpi_tables.c dev/pci.c dev/testdev.c virt/cpu_list.c dev/uart16550.c \
-		   dev/bus.c dev/acpi_pm.c dev/firmware.c dev/guest_mem.c dev/virtqueue.c dev/virtio_pci.c dev/virtio_blk.c)
+		   dev/bus.c dev/acpi_pm.c dev/firmware.c dev/guest_mem.c dev/virtqueue.c dev/virtio_pci.c dev/virtio_blk.c \
+		   dev/virtio_balloon.c)
 UNIT_SRCS := $(wildcard tests/unit/*.c) tests/targets.c
 BENCH_SRCS := $(wildcard tests/bench/*.c) tests/targets.c tests/unit/host_env.c $(wildcard tests/unit/host_mem.c)
 HOST_BASE := -std=gnu11 -g -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread

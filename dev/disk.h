@@ -1,14 +1,12 @@
 /* A VM's disk: virtio-blk (dev/virtio_blk.h) on virtio-pci at 00:03.0, its
  * BAR at DISK_BAR_GPA and INTx on ISA IRQ 11 (PIRQD, as SeaBIOS routes slot
- * 3's INTA), wired to the VM: its accesses from the MMIO bus, its MSI-X
- * messages to lapic_bus_deliver, its queues on guest RAM through
- * mmu_read_guest / mmu_write_guest (docs/virtio.md). The BAR is reachable
- * where firmware put it: a guest that moves it loses the device. */
+ * 3's INTA), wired to the VM through dev/virtio_vm.h (docs/virtio.md). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "dev/virtio_blk.h"
+#include "dev/virtio_vm.h"
 
 #define DISK_BAR_GPA 0xfe000000u
 #define DISK_DEVFN (3 << 3)
@@ -28,7 +26,7 @@ struct disk_args {
 };
 
 struct vm_disk {
-	struct virtio_pci vp;
+	struct virtio_vm vv;
 	struct virtio_blk blk;
 	uint64_t copy;      /* the writable copy's frames (host-physical), 0: none */
 	unsigned copy_order;

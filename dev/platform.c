@@ -113,8 +113,8 @@ uint64_t platform_wall_at_tsc0(struct vm *vm)
 	return cmos_unix_seconds() - (khz ? vm_guest_tsc(vm) / (khz * 1000) : 0);
 }
 
-int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, char *err,
-		  size_t errlen)
+int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, bool balloon,
+		  char *err, size_t errlen)
 {
 	struct platform *p = &vm->platform;
 	struct testdev_ops ops = { .set_irq = testdev_irq, .flush_page = testdev_flush, .ctx = vm };
@@ -138,7 +138,9 @@ int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, cha
 	testdev_init(&p->testdev, iomem ? pa_to_va(iomem) : NULL, &ops);
 	if (attach_devices(vm, testdev, err, errlen))
 		return -1;
-	return disk_attach(vm, disk, err, errlen);
+	if (disk_attach(vm, disk, err, errlen))
+		return -1;
+	return balloon_attach(vm, balloon, err, errlen);
 }
 
 void platform_destroy(struct vm *vm)

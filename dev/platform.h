@@ -10,6 +10,7 @@
 #pragma once
 #include "loader/e820.h"
 #include "dev/acpi_pm.h"
+#include "dev/balloon.h"
 #include "dev/disk.h"
 #include "dev/fwcfg.h"
 #include "dev/ioapic.h"
@@ -42,14 +43,16 @@ struct platform {
 	struct pci pci;
 	struct testdev testdev;
 	struct vm_disk disk; /* virtio-blk, when the VM has a disk */
+	struct vm_balloon balloon; /* virtio-balloon, when on */
 };
 
 /* Set up the chipset of a VM whose vCPUs exist, their APICs on vm->apic_bus, with
  * pc-testdev's ranges when testdev (its 64 KiB MMIO window is allocated here)
- * and a virtio disk when disk->bytes (dev/disk.h), and register every
- * device. 0, or -1 with the reason in err. */
-int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, char *err,
-		  size_t errlen);
+ * a virtio disk when disk->bytes (dev/disk.h) and a balloon when balloon
+ * (dev/balloon.h), and register every device. 0, or -1 with the reason in
+ * err. */
+int platform_init(struct vm *vm, bool testdev, const struct disk_args *disk, bool balloon,
+		  char *err, size_t errlen);
 void platform_destroy(struct vm *vm);
 /* The host's wall clock (Unix seconds) when the VM's guest TSC read 0: the
  * RTC's time base, at creation and after a restore. */

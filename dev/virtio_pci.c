@@ -307,8 +307,16 @@ static void status_write(struct virtio_pci *vp, uint8_t val)
 	/* FEATURES_OK only for a subset of what is offered, with VERSION_1 */
 	if ((val & VIRTIO_STATUS_FEATURES_OK) && ((f & ~offered(vp)) || !(f & VIRTIO_F_VERSION_1)))
 		val &= (uint8_t)~VIRTIO_STATUS_FEATURES_OK;
+	bool ready = !(vp->status & VIRTIO_STATUS_DRIVER_OK) && (val & VIRTIO_STATUS_DRIVER_OK);
 	vp->status = (uint8_t)((val & ~VIRTIO_STATUS_NEEDS_RESET) |
 			       (vp->status & VIRTIO_STATUS_NEEDS_RESET));
+	/* A notification before DRIVER_OK is dropped (3.1.1 forbids it), but
+	 * Linux's balloon kicks its statistics buffer in before: what the
+	 * enabled queues hold is taken once the driver is ready. */
+	if (ready && !(vp->status & VIRTIO_STATUS_NEEDS_RESET))
+		for (unsigned q = 0; q < vp->dev->nr_queues; q++)
+			if (vp->vq[q].enabled)
+				vp->dev->notify(vp, q);
 }
 
 static void queue_enable(struct virtio_pci *vp, struct virtq *q)

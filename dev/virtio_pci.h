@@ -20,7 +20,9 @@
  * device's own. FEATURES_OK sticks only when the driver's features are a
  * subset of those and include VERSION_1 (2.2.2). Writing 0 to device_status
  * resets the device, its queues and vectors. A queue is enabled only with a
- * layout virtq_layout_ok accepts; a bad layout or a bad ring sets
+ * layout virtq_layout_ok accepts. Notifications before DRIVER_OK are
+ * dropped (3.1.1); when the driver sets it, the device takes what the
+ * enabled queues already hold. A bad layout or a bad ring sets
  * DEVICE_NEEDS_RESET, counts in bad_rings, reports through ops.report and
  * raises a configuration change interrupt (2.1.2).
  *

@@ -189,6 +189,10 @@ static int vm_create_cmd(int argc, char **argv)
 			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
 				return shell_usage_error("vm", "bad testdev '%s' (on or off)", val);
 			a.no_testdev = strcmp(val, "off") == 0;
+		} else if (strncmp(argv[i], "balloon=", 8) == 0) {
+			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+				return shell_usage_error("vm", "bad balloon '%s' (on or off)", val);
+			a.balloon = strcmp(val, "on") == 0;
 		} else if (strncmp(argv[i], "strict_mmio=", 12) == 0) {
 			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
 				return shell_usage_error("vm", "bad strict_mmio '%s' (on or off)", val);
@@ -422,6 +426,35 @@ static int vm_discard_cmd(int argc, char **argv)
 	return 0;
 }
 
+/* vm balloon NAME [SIZE]: the balloon's state, or its target: SIZE of the
+ * guest's memory to take (0 gives it all back). */
+static int vm_balloon_cmd(int argc, char **argv)
+{
+	struct vm *vm = vm_arg("vm", argc, argv);
+	uint64_t size;
+
+	if (!vm)
+		return 1;
+	if (argc > 4)
+		return shell_usage_error("vm", "balloon needs a VM and at most a SIZE");
+	if (!vm->platform.balloon.on) {
+		kprintf("vm: '%s' has no balloon (vm create ... balloon=on)\n", vm->name);
+		return 1;
+	}
+	if (argc == 3) {
+		balloon_print(vm);
+		return 0;
+	}
+	if (!parse_size(argv[3], &size) || (size & 0xfff) || size > vm->mem_bytes)
+		return shell_usage_error("vm", "bad balloon size '%s' (whole pages, 0 to the VM's "
+					 "%llu MiB)", argv[3], (unsigned long long)(vm->mem_bytes >> 20));
+	vm_lock(vm);
+	balloon_set_target(vm, (uint32_t)(size >> 12));
+	vm_unlock(vm, NULL);
+	kprintf("vm %s balloon target %llu KiB\n", vm->name, (unsigned long long)(size >> 10));
+	return 0;
+}
+
 /* vm dirty NAME on|off|get: dirty logging of the VM's memory. */
 static int vm_dirty_cmd(int argc, char **argv)
 {
@@ -488,8 +521,10 @@ static int cmd_vm(int argc, char **argv)
 		return vm_discard_cmd(argc, argv);
 	if (strcmp(argv[1], "console") == 0)
 		return vm_console_cmd(argc, argv);
+	if (strcmp(argv[1], "balloon") == 0)
+		return vm_balloon_cmd(argc, argv);
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [initrd=MODULE] [disk=MODULE[:rw]] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE",
+	      "create NAME MODULE [initrd=MODULE] [disk=MODULE[:rw]] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [balloon=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE | balloon NAME [SIZE]",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images; attach the console to a VM's COM1");

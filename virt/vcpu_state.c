@@ -104,6 +104,11 @@ bool vm_state_save(struct vm *vm, void *buf, uint32_t cap, uint32_t *len, char *
 			  "do not carry yet", vm->name);
 		return false;
 	}
+	if (vm->platform.balloon.on) {
+		ksnprintf(err, errlen, "'%s' has a virtio balloon, whose state snapshots and clones "
+			  "do not carry yet", vm->name);
+		return false;
+	}
 	if (fpu_vcpu_area_bytes() > VCPU_XSAVE_MAX) {
 		ksnprintf(err, errlen, "the FPU area takes %u bytes", fpu_vcpu_area_bytes());
 		return false;

@@ -357,7 +357,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		vm_teardown(vm, true);
 		return NULL;
 	}
-	if (platform_init(vm, !a->no_testdev, &a->disk, err, errlen)) {
+	if (platform_init(vm, !a->no_testdev, &a->disk, a->balloon, err, errlen)) {
 		vm_teardown(vm, true);
 		return NULL;
 	}

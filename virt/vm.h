@@ -132,6 +132,7 @@ struct vm_create_args {
 	bool strict_mmio;
 	bool no_testdev; /* leave out QEMU's pc-testdev */
 	struct disk_args disk; /* a virtio disk (dev/disk.h); bytes 0: none */
+	bool balloon; /* a virtio balloon (dev/balloon.h) */
 };
 
 /* Pick the backend and enable virtualization on this CPU, and have each AP

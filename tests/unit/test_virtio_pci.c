@@ -3,6 +3,7 @@
  * in another; hostile requests and rings. */
 #include "check.h"
 #include "dev/virtio_blk.h"
+#include "virtio_host.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,46 +19,13 @@
 #define DISK_BYTES (64 * 1024)
 
 struct rig {
-	uint8_t *ram, *disk;
+	struct virtio_host h;
+	uint8_t *disk;
 	struct pci pci;
 	struct virtio_pci vp;
 	struct virtio_blk blk;
-	unsigned msis, reports;
-	struct apic_msg last_msi;
-	bool intx;
 	uint16_t avail_idx;
 };
-
-static bool copy_from(void *ctx, uint64_t gpa, void *buf, uint32_t len)
-{
-	memcpy(buf, ((struct rig *)ctx)->ram + gpa, len);
-	return true;
-}
-
-static bool copy_to(void *ctx, uint64_t gpa, const void *buf, uint32_t len)
-{
-	memcpy(((struct rig *)ctx)->ram + gpa, buf, len);
-	return true;
-}
-
-static void msi(void *ctx, const struct apic_msg *m)
-{
-	struct rig *r = ctx;
-
-	r->msis++;
-	r->last_msi = *m;
-}
-
-static void set_intx(void *ctx, bool level)
-{
-	((struct rig *)ctx)->intx = level;
-}
-
-static void report(void *ctx, const char *what)
-{
-	(void)what;
-	((struct rig *)ctx)->reports++;
-}
 
 static void written(void *ctx)
 {
@@ -67,14 +35,13 @@ static void written(void *ctx)
 static struct rig *rig_new(bool read_only)
 {
 	struct rig *r = calloc(1, sizeof(*r));
-	struct guest_mem gm = { .copy_from = copy_from, .copy_to = copy_to, .ctx = r };
-	struct virtio_pci_ops ops = { msi, set_intx, report, r };
+	struct guest_mem gm;
+	struct virtio_pci_ops ops;
 
-	r->ram = calloc(1, MEM_BYTES);
+	virtio_host_init(&r->h, MEM_BYTES, &gm, &ops);
 	r->disk = malloc(DISK_BYTES);
 	for (unsigned i = 0; i < DISK_BYTES; i++)
 		r->disk[i] = (uint8_t)(i * 7 + i / 512);
-	guest_mem_init_pc(&gm, MEM_BYTES);
 	r->blk = (struct virtio_blk){ .disk = r->disk, .bytes = DISK_BYTES, .read_only = read_only };
 	pci_init(&r->pci);
 	virtio_pci_init(&r->vp, virtio_blk_device(&r->blk), &r->blk, DEVFN, BAR, 11, &gm, &ops);
@@ -84,7 +51,7 @@ static struct rig *rig_new(bool read_only)
 
 static void rig_free(struct rig *r)
 {
-	free(r->ram);
+	virtio_host_free(&r->h);
 	free(r->disk);
 	free(r);
 }
@@ -116,12 +83,10 @@ static void wr(struct rig *r, uint32_t off, unsigned size, uint64_t v)
 static void driver_init(struct rig *r, uint64_t features)
 {
 	wr(r, 0x14, 1, 0);
-	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
-	wr(r, 0x08, 4, 0);
-	wr(r, 0x0c, 4, (uint32_t)features);
-	wr(r, 0x08, 4, 1);
-	wr(r, 0x0c, 4, (uint32_t)(features >> 32));
-	wr(r, 0x14, 1, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER | VIRTIO_STATUS_FEATURES_OK);
+	memset(r->h.ram + AVAIL, 0, 0x1000); /* fresh rings, as a driver makes them */
+	memset(r->h.ram + USED, 0, 0x1000);
+	r->avail_idx = 0;
+	virtio_host_negotiate(&r->vp, features);
 	cfg_write(r, VIRTIO_PCI_CAP_MSIX + 2, 2, 0x8000 | (VIRTIO_VECTORS - 1)); /* enable */
 	for (unsigned v = 0; v < 2; v++) {
 		wr(r, VIRTIO_PCI_MSIX_TABLE + 16 * v, 4, 0xfee01000); /* APIC ID 1 */
@@ -145,7 +110,7 @@ static void driver_init(struct rig *r, uint64_t features)
 static void desc(struct rig *r, unsigned i, uint64_t addr, uint32_t len, uint16_t flags,
 		 uint16_t next)
 {
-	uint8_t *d = r->ram + DESC + 16 * i;
+	uint8_t *d = r->h.ram + DESC + 16 * i;
 
 	memcpy(d, &addr, 8);
 	memcpy(d + 8, &len, 4);
@@ -158,18 +123,18 @@ static uint8_t request(struct rig *r, uint32_t type, uint64_t sector, uint32_t l
 {
 	uint16_t data_flags = (type == VIRTIO_BLK_T_OUT ? 0 : VIRTQ_DESC_F_WRITE) | VIRTQ_DESC_F_NEXT;
 
-	memcpy(r->ram + HDR, &type, 4);
-	memset(r->ram + HDR + 4, 0, 4);
-	memcpy(r->ram + HDR + 8, &sector, 8);
-	r->ram[STATUS] = 0xee;
+	memcpy(r->h.ram + HDR, &type, 4);
+	memset(r->h.ram + HDR + 4, 0, 4);
+	memcpy(r->h.ram + HDR + 8, &sector, 8);
+	r->h.ram[STATUS] = 0xee;
 	desc(r, 0, HDR, 16, VIRTQ_DESC_F_NEXT, 1);
 	desc(r, 1, DATA, len, data_flags, 2);
 	desc(r, 2, STATUS, 1, VIRTQ_DESC_F_WRITE, 0);
-	memcpy(r->ram + AVAIL + 4 + 2 * (r->avail_idx % 16), &(uint16_t){ 0 }, 2);
+	memcpy(r->h.ram + AVAIL + 4 + 2 * (r->avail_idx % 16), &(uint16_t){ 0 }, 2);
 	r->avail_idx++;
-	memcpy(r->ram + AVAIL + 2, &r->avail_idx, 2);
+	memcpy(r->h.ram + AVAIL + 2, &r->avail_idx, 2);
 	wr(r, VIRTIO_PCI_NOTIFY, 2, 0);
-	return r->ram[STATUS];
+	return r->h.ram[STATUS];
 }
 
 TEST(virtio_pci_config_space_and_bar_sizing)
@@ -249,14 +214,14 @@ TEST(virtio_blk_read_write_and_msix)
 	driver_init(r, VIRTIO_F_VERSION_1);
 	CHECK_EQ_U64(rd(r, VIRTIO_PCI_DEVICE, 8), DISK_BYTES / 512); /* capacity */
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, 3, 1024), VIRTIO_BLK_S_OK);
-	CHECK(!memcmp(r->ram + DATA, r->disk + 3 * 512, 1024));
-	CHECK_EQ_U64(r->msis, 1);
-	CHECK_EQ_U64(r->last_msi.vector, 0x41);
-	CHECK_EQ_U64(r->last_msi.dest, 1);
+	CHECK(!memcmp(r->h.ram + DATA, r->disk + 3 * 512, 1024));
+	CHECK_EQ_U64(r->h.msis, 1);
+	CHECK_EQ_U64(r->h.last_msi.vector, 0x41);
+	CHECK_EQ_U64(r->h.last_msi.dest, 1);
 	uint32_t used_len;
-	memcpy(&used_len, r->ram + USED + 8, 4);
+	memcpy(&used_len, r->h.ram + USED + 8, 4);
 	CHECK_EQ_U64(used_len, 1025);
-	memset(r->ram + DATA, 0x5a, 512);
+	memset(r->h.ram + DATA, 0x5a, 512);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_OUT, DISK_BYTES / 512 - 1, 512), VIRTIO_BLK_S_OK);
 	CHECK(r->disk[DISK_BYTES - 1] == 0x5a && r->disk[DISK_BYTES - 512] == 0x5a);
 	CHECK_EQ_U64(r->blk.reads, 1);
@@ -271,13 +236,13 @@ TEST(virtio_blk_out_of_range_and_read_only)
 
 	memcpy(before, r->disk, DISK_BYTES);
 	driver_init(r, VIRTIO_F_VERSION_1 | VIRTIO_BLK_F_RO);
-	memset(r->ram + DATA, 0x11, 4096);
+	memset(r->h.ram + DATA, 0x11, 4096);
 	/* past the end, straddling the end, a sector number that overflows */
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, DISK_BYTES / 512, 512), VIRTIO_BLK_S_IOERR);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, DISK_BYTES / 512 - 1, 1024), VIRTIO_BLK_S_IOERR);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, 1ull << 55, 512), VIRTIO_BLK_S_IOERR);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, ~0ull, 512), VIRTIO_BLK_S_IOERR);
-	CHECK(r->ram[DATA] == 0x11 && r->ram[DATA + 1023] == 0x11);
+	CHECK(r->h.ram[DATA] == 0x11 && r->h.ram[DATA + 1023] == 0x11);
 	/* read-only */
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_OUT, 0, 512), VIRTIO_BLK_S_IOERR);
 	CHECK(!memcmp(before, r->disk, DISK_BYTES));
@@ -295,23 +260,23 @@ TEST(virtio_pci_bad_ring_needs_reset)
 	driver_init(r, VIRTIO_F_VERSION_1);
 	desc(r, 0, HDR, 16, VIRTQ_DESC_F_NEXT, 1);
 	desc(r, 1, 0xfec00000, 512, VIRTQ_DESC_F_NEXT | VIRTQ_DESC_F_WRITE, 0); /* I/O APIC; a loop */
-	memset(r->ram + AVAIL + 4, 0, 2);
-	memcpy(r->ram + AVAIL + 2, &(uint16_t){ 1 }, 2);
+	memset(r->h.ram + AVAIL + 4, 0, 2);
+	memcpy(r->h.ram + AVAIL + 2, &(uint16_t){ 1 }, 2);
 	wr(r, VIRTIO_PCI_NOTIFY, 2, 0);
 	CHECK(rd(r, 0x14, 1) & VIRTIO_STATUS_NEEDS_RESET);
 	CHECK_EQ_U64(r->vp.bad_rings, 1);
-	CHECK_EQ_U64(r->reports, 1);
-	CHECK_EQ_U64(r->msis, 1); /* the configuration vector */
-	CHECK_EQ_U64(r->last_msi.vector, 0x40);
+	CHECK_EQ_U64(r->h.reports, 1);
+	CHECK_EQ_U64(r->h.msis, 1); /* the configuration vector */
+	CHECK_EQ_U64(r->h.last_msi.vector, 0x40);
 	CHECK_EQ_U64(rd(r, 0x15, 1), 1); /* config generation */
 	wr(r, VIRTIO_PCI_NOTIFY, 2, 0); /* ignored now */
-	CHECK_EQ_U64(r->reports, 1);
+	CHECK_EQ_U64(r->h.reports, 1);
 	/* a request without a status byte is a bad ring too, after a reset */
 	driver_init(r, VIRTIO_F_VERSION_1);
 	CHECK(!(rd(r, 0x14, 1) & VIRTIO_STATUS_NEEDS_RESET));
 	r->avail_idx = 0;
 	desc(r, 0, HDR, 16, 0, 0);
-	memcpy(r->ram + AVAIL + 2, &(uint16_t){ 1 }, 2);
+	memcpy(r->h.ram + AVAIL + 2, &(uint16_t){ 1 }, 2);
 	wr(r, VIRTIO_PCI_NOTIFY, 2, 0);
 	CHECK(rd(r, 0x14, 1) & VIRTIO_STATUS_NEEDS_RESET);
 	CHECK_EQ_U64(r->vp.bad_rings, 2);
@@ -333,32 +298,32 @@ TEST(virtio_pci_intx_and_msix_masking)
 	driver_init(r, VIRTIO_F_VERSION_1);
 	cfg_write(r, VIRTIO_PCI_CAP_MSIX + 2, 2, 0); /* MSI-X off: INTx */
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, 0, 512), VIRTIO_BLK_S_OK);
-	CHECK(r->intx);
-	CHECK_EQ_U64(r->msis, 0);
+	CHECK(r->h.intx);
+	CHECK_EQ_U64(r->h.msis, 0);
 	CHECK_EQ_U64(rd(r, VIRTIO_PCI_ISR, 1), VIRTIO_ISR_QUEUE);
-	CHECK(!r->intx);
+	CHECK(!r->h.intx);
 	CHECK_EQ_U64(rd(r, VIRTIO_PCI_ISR, 1), 0);
 	/* INTx disabled in the command register */
 	cfg_write(r, 0x04, 2, 0x0402);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, 0, 512), VIRTIO_BLK_S_OK);
-	CHECK(!r->intx);
+	CHECK(!r->h.intx);
 	cfg_write(r, 0x04, 2, 0x0002);
-	CHECK(r->intx);
+	CHECK(r->h.intx);
 	rd(r, VIRTIO_PCI_ISR, 1);
 	/* MSI-X with the queue's entry masked: pending, sent on unmask */
 	cfg_write(r, VIRTIO_PCI_CAP_MSIX + 2, 2, 0x8000);
 	wr(r, VIRTIO_PCI_MSIX_TABLE + 16 + 12, 4, 1);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, 0, 512), VIRTIO_BLK_S_OK);
-	CHECK_EQ_U64(r->msis, 0);
+	CHECK_EQ_U64(r->h.msis, 0);
 	CHECK_EQ_U64(rd(r, VIRTIO_PCI_MSIX_PBA, 4), 2);
 	wr(r, VIRTIO_PCI_MSIX_TABLE + 16 + 12, 4, 0);
-	CHECK_EQ_U64(r->msis, 1);
+	CHECK_EQ_U64(r->h.msis, 1);
 	CHECK_EQ_U64(rd(r, VIRTIO_PCI_MSIX_PBA, 4), 0);
 	/* the function mask */
 	cfg_write(r, VIRTIO_PCI_CAP_MSIX + 2, 2, 0xc000);
 	CHECK_EQ_U64(request(r, VIRTIO_BLK_T_IN, 0, 512), VIRTIO_BLK_S_OK);
-	CHECK_EQ_U64(r->msis, 1);
+	CHECK_EQ_U64(r->h.msis, 1);
 	cfg_write(r, VIRTIO_PCI_CAP_MSIX + 2, 2, 0x8000);
-	CHECK_EQ_U64(r->msis, 2);
+	CHECK_EQ_U64(r->h.msis, 2);
 	rig_free(r);
 }
