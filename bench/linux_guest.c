@@ -17,7 +17,7 @@ static void keep_word(struct vm *vm, uint32_t word, void *ctx)
 }
 
 bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum backing_kind backing,
-		      const char *workload)
+		      bool balloon, const char *workload)
 {
 	static char cmdline[256];
 	const struct boot_module *kernel = boot_module_find("vmlinuz");
@@ -37,6 +37,7 @@ bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum ba
 		.initrd = (const void *)(uintptr_t)initrd->start,
 		.initrd_size = initrd->end - initrd->start, .args = cmdline,
 		.mem_bytes = mem, .backing = backing, .chunk_pages = 1, .vcpus = vcpus,
+		.balloon = balloon,
 	};
 	*r = (struct linux_run){ .ok = true };
 	if (!(r->vm = vm_create(&a, err, sizeof(err)))) {

@@ -20,10 +20,11 @@ struct linux_run {
 
 /* Boot a Linux VM of mem bytes with the backing (eager: huge second-level
  * pages where the CPU has them; lazy: 4 KiB pages, one frame a fault) on
- * vcpus vCPUs whose init runs `sprig-bench WORKLOAD`; false (with the reason
- * printed) if it cannot be created. */
+ * vcpus vCPUs, with a virtio balloon if asked (dev/balloon.h), whose init
+ * runs `sprig-bench WORKLOAD`; false (with the reason printed) if it cannot
+ * be created. */
 bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum backing_kind backing,
-		      const char *workload);
+		      bool balloon, const char *workload);
 /* Run to the workload's next command; false, marking the run bad, if the VM
  * stopped anywhere else or sent another command. */
 bool linux_run_until(struct linux_run *r, uint32_t cmd);

@@ -267,22 +267,6 @@ static void read_vcpus_run(struct vm *vm, uint64_t f[N_VCPUS_FIELDS])
 	f[GUEST_FAULTS] = vm->mmu.stats.pf_taken;
 }
 
-/* One field over the runs: median (of an even count, the mean of the middle
- * two), min and max. */
-struct spread {
-	uint64_t median, min, max;
-};
-
-static struct spread spread_of(const uint64_t *values, unsigned n)
-{
-	uint64_t v[MAX_REPS];
-
-	memcpy(v, values, n * sizeof(v[0]));
-	sort_u64(v, n);
-	return (struct spread){ .median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2,
-				.min = v[0], .max = v[n - 1] };
-}
-
 struct vcpus_bench {
 	unsigned vcpus, reps;
 	uint64_t every_us, touches;
@@ -403,7 +387,7 @@ static int zap_linux(struct zap_schedule *z, struct vcpus_bench *b, uint64_t ms)
 
 	ksnprintf(workload, sizeof(workload), "zap threads=%u mib=%u rounds=%u ms=%llu", b->vcpus,
 		  LINUX_AREA_MIB, 2 * b->reps, (unsigned long long)ms);
-	if (!linux_run_create(&r, b->vcpus, LINUX_MEM, BACKING_LAZY, workload))
+	if (!linux_run_create(&r, b->vcpus, LINUX_MEM, BACKING_LAZY, false, workload))
 		return 1;
 	z->period = tsc_from_us(b->every_us);
 	b->data_ok[0] = b->data_ok[1] = true;

@@ -4,6 +4,7 @@
  *   sprig-bench exec  [threads=N] [mib=N] [rounds=R]
  *   sprig-bench dirty [threads=N] [mib=N] [rounds=R] [writes=P]
  *   sprig-bench restore [mib=N]
+ *   sprig-bench report [threads=N] [mib=N] [rounds=R] [cycles=C] [ms=T]
  *
  * Each round runs the workload once; under sprig, `bench zap|exec|dirty
  * guest=linux` on the console turns the optimisation off or on for each round
@@ -24,6 +25,14 @@
  *   then, with dirty logging on, touch every page once more, writing writes=P
  *   percent of them (iteration), then hand the host the frames written, which
  *   its log must all hold.
+ * report: the free page reporting churn of the leaf hint's proposal: in each
+ *   of a round's cycles, threads=N processes each map mib MiB, touch every page
+ *   (fresh anonymous memory must read zero, also where the host discarded it
+ *   behind a report) and check it, and unmap it; then all wait ms
+ *   milliseconds, in which the kernel's free page reporting (2 s after the
+ *   frees) hands the freed 2 MiB blocks to the balloon and the host discards
+ *   them; the next cycle reuses, refaults and frees the same blocks. One
+ *   unmeasured cycle comes first.
  * restore: write a word into every page, then stop at BEGIN, where the host
  *   snapshots the VM; each VM restored from that snapshot goes on from there
  *   and reads every page's word back (the touch the host times), then ends.
@@ -32,7 +41,8 @@
  * (lo, hi), ns (lo, hi), errors before END. exec: populate ns (lo, hi),
  * execute ns (lo, hi), errors before END. dirty: iteration ns (lo, hi), errors
  * before the second MARK, then the frames written before END. restore: touch
- * ns (lo, hi), wrong words before END. */
+ * ns (lo, hi), wrong words before END. report: touches (lo, hi), touch ns
+ * (lo, hi), wrong values before END. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
@@ -43,6 +53,7 @@
 #include <string.h>
 #include <sys/io.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "virt/bench_port.h"
@@ -56,7 +67,7 @@
 static bool under_sprig;
 
 struct options {
-	unsigned threads, rounds, writes;
+	unsigned threads, rounds, writes, cycles;
 	unsigned long mib, ms;
 };
 
@@ -403,6 +414,99 @@ static int restore(const struct options *o)
 	return errors != 0;
 }
 
+/* report: one process's share of a cycle, into its slot of the shared
+ * results: touches, then wrong values. */
+static void report_child(const struct options *o, uint64_t *result)
+{
+	size_t pages = o->mib << 20 >> 12;
+	uint8_t *base = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t errors = 0;
+
+	if (base == MAP_FAILED) {
+		perror("sprig-bench report: mmap");
+		_exit(1);
+	}
+	for (size_t p = 0; p < pages; p++) {
+		volatile uint64_t *w = (uint64_t *)(base + p * PAGE);
+
+		errors += *w != 0;
+		*w = p ^ 0x5245504f5254ull;
+	}
+	for (size_t p = 0; p < pages; p++)
+		errors += *(volatile uint64_t *)(base + p * PAGE) != (p ^ 0x5245504f5254ull);
+	munmap(base, pages * PAGE);
+	result[0] = pages;
+	result[1] = errors;
+	_exit(0);
+}
+
+/* report: one cycle, its processes' touches and wrong values added up;
+ * its touch time returned. */
+static uint64_t report_cycle(const struct options *o, uint64_t *results, uint64_t *touches,
+			     uint64_t *errors)
+{
+	uint64_t start = now_ns(), t;
+
+	memset(results, 0, THREADS_MAX * 2 * sizeof(uint64_t));
+	for (unsigned i = 0; i < o->threads; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0) {
+			perror("sprig-bench report: fork");
+			exit(1);
+		}
+		if (pid == 0)
+			report_child(o, results + 2 * i);
+	}
+	for (unsigned i = 0; i < o->threads; i++) {
+		int status;
+
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			(*errors)++;
+	}
+	t = now_ns() - start;
+	for (unsigned i = 0; i < o->threads; i++) {
+		*touches += results[2 * i];
+		*errors += results[2 * i + 1];
+	}
+	usleep(o->ms * 1000);
+	return t;
+}
+
+static int report(const struct options *o)
+{
+	uint64_t *results = mmap(NULL, THREADS_MAX * 2 * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+				 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	uint64_t warm_touches = 0, warm_errors = 0;
+	int rc = 0;
+
+	if (results == MAP_FAILED) {
+		perror("sprig-bench report: mmap");
+		return 1;
+	}
+	/* Unmeasured: the first report hands over all the memory Linux never
+	 * used, which the rounds would otherwise not share alike. */
+	report_cycle(o, results, &warm_touches, &warm_errors);
+	rc |= warm_errors != 0;
+	for (unsigned r = 0; r < o->rounds; r++) {
+		uint64_t touches = 0, errors = 0, t = 0;
+
+		command(BENCH_CMD_BEGIN);
+		for (unsigned c = 0; c < o->cycles; c++)
+			t += report_cycle(o, results, &touches, &errors);
+		word64(touches);
+		word64(t);
+		word((uint32_t)errors);
+		command(BENCH_CMD_END);
+		printf("sprig-bench report: round %u: %llu touches in %llu ms of %u cycles, "
+		       "%llu wrong values\n", r, (unsigned long long)touches,
+		       (unsigned long long)(t / 1000000), o->cycles, (unsigned long long)errors);
+		rc |= errors != 0;
+	}
+	return rc;
+}
+
 static bool parse(int argc, char **argv, struct options *o)
 {
 	for (int i = 2; i < argc; i++) {
@@ -424,6 +528,8 @@ static bool parse(int argc, char **argv, struct options *o)
 			o->ms = n;
 		else if (strncmp(argv[i], "writes=", 7) == 0 && n <= 100)
 			o->writes = (unsigned)n;
+		else if (strncmp(argv[i], "cycles=", 7) == 0 && n <= 1000)
+			o->cycles = (unsigned)n;
 		else
 			return false;
 	}
@@ -432,13 +538,14 @@ static bool parse(int argc, char **argv, struct options *o)
 
 int main(int argc, char **argv)
 {
-	struct options o = { .threads = 1, .rounds = 2, .writes = 100, .mib = 64, .ms = 2000 };
+	struct options o = { .threads = 1, .rounds = 2, .writes = 100, .mib = 64, .ms = 2000,
+			   .cycles = 4 };
 	int rc;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2 || !parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore [threads=1..%d] [mib=N] "
-			"[rounds=R] [ms=T] [writes=P]\n", THREADS_MAX);
+		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore|report [threads=1..%d] "
+			"[mib=N] [rounds=R] [ms=T] [writes=P] [cycles=C]\n", THREADS_MAX);
 		return 2;
 	}
 	detect_sprig();
@@ -450,6 +557,8 @@ int main(int argc, char **argv)
 		rc = dirty(&o);
 	else if (strcmp(argv[1], "restore") == 0)
 		rc = restore(&o);
+	else if (strcmp(argv[1], "report") == 0)
+		rc = report(&o);
 	else
 		rc = 2;
 	printf("sprig-bench %s: %s\n", argv[1], rc ? "FAILED" : "ok");

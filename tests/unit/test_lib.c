@@ -595,6 +595,21 @@ TEST(lib_sort_u64)
 	}
 }
 
+TEST(lib_spread_of)
+{
+	const uint64_t odd[] = { 9, 1, 5 }, even[] = { 4, 10, 2, 8 };
+	struct spread s = spread_of(odd, 3);
+
+	CHECK_EQ_U64(s.median, 5);
+	CHECK_EQ_U64(s.min, 1);
+	CHECK_EQ_U64(s.max, 9);
+	s = spread_of(even, 4);
+	CHECK_EQ_U64(s.median, 6); /* the mean of 4 and 8 */
+	CHECK_EQ_U64(s.min, 2);
+	CHECK_EQ_U64(s.max, 10);
+	CHECK_EQ_U64(spread_of(odd, 0).max, 0);
+}
+
 /* A guest-supplied base near 2^64 must not wrap past the check (bench zap
  * guest=linux took one before). */
 TEST(lib_range_within)
