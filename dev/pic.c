@@ -306,6 +306,18 @@ uint8_t pic_ack(struct pic *p)
 	return vector;
 }
 
+bool pic_irq_masked(const struct pic *p, unsigned irq)
+{
+	return irq < 16 && (p->chip[irq / 8].imr >> (irq % 8) & 1);
+}
+
+bool pic_irq_busy(const struct pic *p, unsigned irq)
+{
+	const struct pic_chip *c = &p->chip[irq / 8 & 1];
+
+	return irq < 16 && (((c->irr & ~c->imr) | c->isr) >> (irq % 8) & 1);
+}
+
 /* ---- state record ----
  *
  * Saved: each chip's registers, input levels, rotation, vector base, ELCR,

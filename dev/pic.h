@@ -73,5 +73,10 @@ bool pic_output(const struct pic *p);
 /* The CPU's interrupt acknowledge: the vector to take, with the request moved
  * to ISR (unless auto-EOI); base+7 of the chip concerned when spurious. */
 uint8_t pic_ack(struct pic *p);
+/* Whether IRQ irq (0-15) is masked in its chip's IMR; whether its chip has
+ * it in service or requested and unmasked (the CPU is not done with it).
+ * For the PIT's reinjection (dev/platform.c). */
+bool pic_irq_masked(const struct pic *p, unsigned irq);
+bool pic_irq_busy(const struct pic *p, unsigned irq);
 /* The pair's state record (REC_PIC). */
 extern const struct record_type pic_record;

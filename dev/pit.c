@@ -160,6 +160,31 @@ static bool gate_triggered(const struct pit_channel *c)
 	return c->mode == 1 || c->mode == 5;
 }
 
+/* Channel 0 in a periodic mode: its interrupts are reinjected (pit.h). */
+static bool reinjecting(const struct pit *p)
+{
+	return p->ch[0].mode == 2 || p->ch[0].mode == 3;
+}
+
+/* The periods a reinjecting channel 0 may owe: one second's (at least one). */
+static uint32_t backlog_max(const struct pit_channel *c)
+{
+	uint32_t n = PIT_HZ / c->count;
+
+	return n ? n : 1;
+}
+
+/* Channel 0 reprogrammed (a control word or a count), as KVM's
+ * create_pit_timer: nothing owed or in flight; the old programming's edges
+ * not yet collected give one interrupt. */
+static void irq0_restart(struct pit *p)
+{
+	if (p->ch[0].edges_pending > 1)
+		p->ch[0].edges_pending = 1;
+	p->irq0_backlog = 0;
+	p->irq0_in_flight = false;
+}
+
 static void start(struct pit_channel *c, uint64_t now)
 {
 	c->running = true;
@@ -185,6 +210,8 @@ static void load_count(struct pit *p, struct pit_channel *c, uint16_t raw, uint6
 	else if (c->gate)
 		start(c, now);
 	change_end(p, c, now, ob);
+	if (c == &p->ch[0])
+		irq0_restart(p);
 }
 
 static void set_gate(struct pit *p, struct pit_channel *c, bool gate, uint64_t now)
@@ -267,6 +294,8 @@ static void control_word(struct pit *p, uint8_t val, uint64_t now)
 	c->status_latched = false;
 	c->loaded = c->running = c->waiting = false;
 	change_end(p, c, now, ob);
+	if (sel == 0)
+		irq0_restart(p);
 }
 
 static uint8_t counter_read(struct pit *p, struct pit_channel *c, uint64_t now)
@@ -388,12 +417,48 @@ unsigned pit_irq0_edges(struct pit *p, uint64_t now)
 	return total > 0xffffffffu ? 0xffffffffu : (unsigned)total;
 }
 
+bool pit_irq0_raise(struct pit *p, enum pit_irq0_state irq0, uint64_t now)
+{
+	unsigned n = pit_irq0_edges(p, now);
+	bool unmasked = p->irq0_masked && irq0 != PIT_IRQ0_MASKED;
+	uint64_t owed;
+
+	p->irq0_masked = irq0 == PIT_IRQ0_MASKED;
+	if (!reinjecting(p))
+		return n > 0;
+	if (irq0 == PIT_IRQ0_MASKED) {
+		/* into the masked controllers as they come (a PIC latches one) */
+		p->irq0_backlog = 0;
+		p->irq0_in_flight = false;
+		return n > 0;
+	}
+	if (irq0 == PIT_IRQ0_IDLE)
+		p->irq0_in_flight = false;
+	if (unmasked)
+		n = n > 0; /* the periods until the unmask are not owed */
+	owed = (uint64_t)p->irq0_backlog + n;
+	p->irq0_backlog = (uint32_t)(owed < backlog_max(&p->ch[0]) ? owed : backlog_max(&p->ch[0]));
+	if (p->irq0_in_flight || !p->irq0_backlog)
+		return false;
+	p->irq0_backlog--;
+	p->irq0_in_flight = true;
+	return true;
+}
+
+void pit_irq0_resumed(struct pit *p, uint64_t now)
+{
+	p->ch[0].edges_pending = pit_irq0_edges(p, now);
+	irq0_restart(p);
+}
+
 uint64_t pit_next_irq0(const struct pit *p, uint64_t now)
 {
 	const struct pit_channel *c = &p->ch[0];
 	uint64_t d, t;
 
-	if (c->edges_pending)
+	if (reinjecting(p) && p->irq0_in_flight)
+		return 0; /* the acknowledgement comes first */
+	if (c->edges_pending || (reinjecting(p) && p->irq0_backlog))
 		return now ? now : 1;
 	if (!c->loaded || c->waiting || !c->running)
 		return 0;
@@ -412,12 +477,14 @@ bool pit_out(const struct pit *p, unsigned ch, uint64_t now)
  *
  * Saved: each channel's programming, count, read/write/latch flip-flops,
  * counting period (t0, d_skip, frozen_d: guest TSC values and ticks, kept as
- * they are) and OUT edge accounting, gate 2, the speaker and refresh bits.
+ * they are) and OUT edge accounting, gate 2, the speaker and refresh bits,
+ * and channel 0's reinjection (the periods owed, one in flight, IRQ 0 masked).
  * Not saved: tsc_khz, the loading machine's, which pit_init sets.
  * Checked: what the functions above divide or switch by (mode, count, the
  * flip-flops), and the links between the counting flags, the gate and the
  * edges accounted for that the port writes keep: a state outside them would
- * count, stop or raise IRQ 0 unlike an 8254. */
+ * count, stop or raise IRQ 0 unlike an 8254; and the reinjection's bound, and
+ * nothing owed or in flight unless channel 0 is in a periodic mode. */
 static void pit_fields(void *model, struct field_io *io)
 {
 	struct pit *p = model;
@@ -449,6 +516,9 @@ static void pit_fields(void *model, struct field_io *io)
 	}
 	FIELD_BOOL(io, p->speaker);
 	FIELD(io, p->refresh);
+	FIELD(io, p->irq0_backlog);
+	FIELD_BOOL(io, p->irq0_in_flight);
+	FIELD_BOOL(io, p->irq0_masked);
 }
 
 /* A read/write flip-flop: the access mode, or its second byte for lo/hi. */
@@ -506,16 +576,22 @@ static bool pit_state_check(const void *model, const struct record_limits *lim, 
 	for (unsigned i = 0; i < 3; i++)
 		if (!channel_check(&p->ch[i], i, err, errlen))
 			return false;
-	if (p->refresh & ~PIT_61_REFRESH) {
+	if (p->refresh & ~PIT_61_REFRESH)
 		ksnprintf(err, errlen, "refresh 0x%x is not 0 or 0x%x", p->refresh, PIT_61_REFRESH);
-		return false;
-	}
-	return true;
+	else if (!reinjecting(p) && (p->irq0_backlog || p->irq0_in_flight))
+		ksnprintf(err, errlen, "irq0_backlog %u, irq0_in_flight %u with channel 0 in mode %u (not periodic)",
+			  p->irq0_backlog, p->irq0_in_flight, p->ch[0].mode);
+	else if (p->irq0_backlog > backlog_max(&p->ch[0]))
+		ksnprintf(err, errlen, "irq0_backlog %u is over a second of periods (%u)", p->irq0_backlog,
+			  backlog_max(&p->ch[0]));
+	else
+		return true;
+	return false;
 }
 
 const struct record_type pit_record = {
 	.id = REC_PIT,
-	.version = 1,
+	.version = 2,
 	.name = "pit",
 	.model_bytes = sizeof(struct pit),
 	.fields = pit_fields,

@@ -2,7 +2,8 @@
  * bits it shares with the speaker, as a pure model: it knows nothing of VMs or
  * backends, ports are function calls, and time comes in as `now`, the guest's
  * TSC, whose rate (tsc_khz) is given at init. Channel 0's OUT is reported as
- * rising edges (pit_irq0_edges) for the integrator to route to ISA IRQ 0.
+ * rising edges, turned into interrupts (pit_irq0_raise) for the integrator
+ * to route to ISA IRQ 0.
  * Sources: the Intel 8254 datasheet (231164), with QEMU's hw/timer/i8254.c,
  * i8254_common.c and hw/audio/pcspk.c for what a PC around it does.
  * Also built for the host (tests/unit/test_pit.c).
@@ -44,6 +45,22 @@
  *     bit 5 OUT2; other bits 0. Writes keep bits 0 and 1 only.
  *   - OUT0 rising edges are also counted when a control word or count write
  *     itself moves OUT0 from low to high.
+ *
+ * Channel 0's interrupt in modes 2 and 3 is reinjected, as KVM's in-kernel
+ * PIT does by default (arch/x86/kvm/i8254.c, reinject mode): every period
+ * owes one interrupt, and the next is raised only once the guest has
+ * acknowledged the one before (pit_irq0_raise), so a guest that ran late (its
+ * CPU starved) still gets one interrupt per period, one at a time, instead of
+ * several periods' edges merged into one request. The periods owed (the
+ * backlog) are dropped when channel 0 is reprogrammed (a control word or a
+ * count, as KVM's create_pit_timer; the edges of the old programming not yet
+ * collected then give one interrupt), while IRQ 0 reaches no CPU (KVM drops
+ * them when the guest unmasks IRQ 0) and when the VM resumes
+ * (pit_irq0_resumed). KVM does not bound its count;
+ * here a guest that never acknowledges is owed at most one second of periods
+ * (PIT_HZ / count), so the backlog cannot grow without end nor replay more
+ * than a second of ticks once the guest takes them. Other modes raise IRQ 0
+ * once for the edges collected together.
  */
 #pragma once
 #include <stdbool.h>
@@ -100,17 +117,41 @@ struct pit {
 	uint64_t tsc_khz;
 	bool speaker;      /* port 0x61 bit 1 */
 	uint8_t refresh;   /* port 0x61 bit 4, toggled on each read */
+	/* Reinjection (channel 0 in mode 2 or 3): periods whose interrupt is
+	 * owed and not yet raised, and one raised and not yet acknowledged.
+	 * irq0_masked: IRQ 0 reached no CPU at the last pit_irq0_raise. */
+	uint32_t irq0_backlog;
+	bool irq0_in_flight;
+	bool irq0_masked;
 };
 
 void pit_init(struct pit *p, uint64_t tsc_khz);
 uint8_t pit_port_read(struct pit *p, uint16_t port, uint64_t now);   /* 0x40-0x43, 0x61; other ports read 0xff */
 void pit_port_write(struct pit *p, uint16_t port, uint8_t val, uint64_t now);
-/* Channel 0's interrupt: how many rising edges of OUT0 happened since the last
- * call, up to now (the integrator raises IRQ 0 once per call if > 0, and
- * counts them). */
+/* How many rising edges of OUT0 happened since the last call, up to now
+ * (pit_irq0_raise collects them; the edges of channel 0's old programming
+ * not yet collected when it is reprogrammed count as one). */
 unsigned pit_irq0_edges(struct pit *p, uint64_t now);
-/* Guest TSC of OUT0's next rising edge, 0 when none is due (so sprig can arm
- * its host timer). An edge not yet collected by pit_irq0_edges is still "next":
+/* What the integrator sees of IRQ 0 before a guest entry. */
+enum pit_irq0_state {
+	PIT_IRQ0_MASKED, /* it reaches no CPU: masked wherever it goes */
+	PIT_IRQ0_BUSY,   /* the interrupt last raised is still requested or in service */
+	PIT_IRQ0_IDLE,   /* neither: the guest acknowledged it (its EOI), or none came */
+};
+/* Channel 0's interrupt: whether to raise IRQ 0 now (the integrator raises
+ * and lowers the line once), given IRQ 0's state; collects the edges up to
+ * now. Reinjecting, IDLE is the acknowledgement (KVM's ack notifier) that
+ * lets the next period owed be raised; MASKED drops the periods owed, and
+ * those that pass until the first look that is not MASKED give one. */
+bool pit_irq0_raise(struct pit *p, enum pit_irq0_state irq0, uint64_t now);
+/* The VM runs again after a time in which it did not (paused, or saved in a
+ * snapshot and restored): nothing is owed or in flight, and the edges of
+ * that time give one interrupt. As QEMU's KVM PIT, which loads KVM's PIT
+ * again when the VM resumes (kvm_pit_vm_state_change: KVM_SET_PIT2, whose
+ * count load resets the reinjection), its clock moved past the stop. */
+void pit_irq0_resumed(struct pit *p, uint64_t now);
+/* Guest TSC at which pit_irq0_raise will next raise IRQ 0, 0 when none is
+ * due or it waits for an acknowledgement (so sprig can arm its host timer). An edge or period owed and not yet raised is still "next":
  * the result may be <= now, then the caller should collect at once. */
 uint64_t pit_next_irq0(const struct pit *p, uint64_t now);
 /* OUT of channel `ch` (0-2) at now, for tests and debugging. */

@@ -190,20 +190,6 @@ void platform_set_isa_irq(struct vm *vm, unsigned irq, bool level)
 	ioapic_set_irq(&p->ioapic, irq == 0 ? IRQ0_GSI : irq, level);
 }
 
-void platform_update(struct vm *vm, uint64_t now)
-{
-	/* An edge each time: the PIC and the I/O APIC see the rise. */
-	if (pit_irq0_edges(&vm->platform.pit, now)) {
-		platform_set_isa_irq(vm, 0, true);
-		platform_set_isa_irq(vm, 0, false);
-	}
-}
-
-uint64_t platform_next_event(struct vm *vm, uint64_t now)
-{
-	return pit_next_irq0(&vm->platform.pit, now);
-}
-
 /* LINT0 takes the PIC's INTR when it is programmed ExtINT and unmasked, or
  * when the APIC is off and the pin is the CPU's INTR (SDM 10.4.3). */
 static bool lint0_extint(const struct lapic *a)
@@ -213,6 +199,60 @@ static bool lint0_extint(const struct lapic *a)
 	if (!lapic_hw_enabled(a))
 		return true;
 	return !(lvt & LAPIC_LVT_MASKED) && ((lvt >> 8) & 7) == LAPIC_DM_EXTINT;
+}
+
+/* Some APIC on the bus has vector v requested or in service. */
+static bool apics_hold(const struct lapic_bus *bus, uint8_t v)
+{
+	for (unsigned i = 0; i < bus->count; i++) {
+		const struct lapic *a = bus->apic[i];
+
+		if ((a->irr[v / 32] | a->isr[v / 32]) >> (v % 32) & 1)
+			return true;
+	}
+	return false;
+}
+
+/* IRQ 0 as the PIT's reinjection needs to see it (dev/pit.h): it reaches a
+ * CPU through the PIC (unmasked, to the BSP's LINT0 as ExtINT) or the I/O
+ * APIC (an unmasked fixed or lowest-priority entry); and there, the one last
+ * raised is still requested or in service (the PIC's IRR or ISR, the
+ * vector in an APIC's IRR or ISR) until the guest's EOI, which KVM's PIT
+ * learns from its ack notifiers. This runs before every entry, so after the
+ * exit of the EOI itself. */
+static enum pit_irq0_state irq0_state(struct vm *vm)
+{
+	struct platform *p = &vm->platform;
+	uint64_t e = p->ioapic.redir[IRQ0_GSI];
+	unsigned mode = (e >> IOAPIC_RTE_MODE_SHIFT) & 7;
+	bool via_pic = lint0_extint(&vm->vcpus[0]->apic) && !pic_irq_masked(&p->pic, 0);
+	bool via_ioapic = !(e & IOAPIC_RTE_MASKED) && (mode == LAPIC_DM_FIXED || mode == LAPIC_DM_LOWEST);
+
+	if (!via_pic && !via_ioapic)
+		return PIT_IRQ0_MASKED;
+	if ((via_pic && pic_irq_busy(&p->pic, 0)) ||
+	    (via_ioapic && apics_hold(&vm->apic_bus, e & IOAPIC_RTE_VECTOR)))
+		return PIT_IRQ0_BUSY;
+	return PIT_IRQ0_IDLE;
+}
+
+void platform_update(struct vm *vm, uint64_t now)
+{
+	/* An edge each time: the PIC and the I/O APIC see the rise. */
+	if (pit_irq0_raise(&vm->platform.pit, irq0_state(vm), now)) {
+		platform_set_isa_irq(vm, 0, true);
+		platform_set_isa_irq(vm, 0, false);
+	}
+}
+
+void platform_resume(struct vm *vm, uint64_t now)
+{
+	pit_irq0_resumed(&vm->platform.pit, now);
+}
+
+uint64_t platform_next_event(struct vm *vm, uint64_t now)
+{
+	return pit_next_irq0(&vm->platform.pit, now);
 }
 
 bool platform_extint_pending(struct vm *vm)

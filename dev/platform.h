@@ -69,6 +69,9 @@ int platform_write_acpi(struct vm *vm);
 void platform_set_isa_irq(struct vm *vm, unsigned irq, bool level);
 /* Fire what the chipset's timers have due by the guest TSC now. */
 void platform_update(struct vm *vm, uint64_t now);
+/* The VM is about to run again: its timers do not make up for the time it
+ * was paused (or saved in a snapshot) as they do for a starved vCPU's. */
+void platform_resume(struct vm *vm, uint64_t now);
 /* Guest TSC of the chipset's next timer event, 0 for none. */
 uint64_t platform_next_event(struct vm *vm, uint64_t now);
 /* The PIC's interrupt for the BSP (vCPU 0), when its LINT0 takes it (ExtINT,

@@ -425,6 +425,9 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 
 	vm->stopping = 0;
 	vm->stopped_by = -1;
+	vm_lock(vm);
+	platform_resume(vm, vm_guest_tsc(vm));
+	vm_unlock(vm, NULL);
 	__atomic_store_n(&vm->state, VM_RUNNING, __ATOMIC_RELEASE);
 	sched_run(vm, timeout_ms ? start + timeout_ms * tsc_khz() : 0);
 	/* A paused guest's unfinished line waits for its end (it is in the

@@ -331,6 +331,244 @@ TEST(pit_irq0_oneshot_and_batch)
 	CHECK_EQ_U64(pit_irq0_edges(&p, t1 + tick_tsc(khz, 300000)), 0);
 }
 
+/* ---- reinjection: channel 0 in modes 2 and 3 (pit.h) ---- */
+
+/* Channel 0 in `mode` with `count` from t; the edges and interrupts before
+ * it collected. */
+static void irq0_program(struct pit *p, uint8_t mode, uint16_t count, uint64_t t)
+{
+	outb(p, 0x43, (uint8_t)(0x30 | mode << 1), t);
+	outb(p, 0x40, (uint8_t)count, t);
+	outb(p, 0x40, (uint8_t)(count >> 8), t);
+	pit_irq0_raise(p, PIT_IRQ0_IDLE, t);
+	pit_irq0_raise(p, PIT_IRQ0_IDLE, t);
+}
+
+/* Channel 0 in `mode` with `count` from t0, its first n periods passed
+ * unseen: one in flight, n - 1 owed. That moment. */
+static uint64_t irq0_starved(struct pit *p, uint8_t mode, uint16_t count, uint64_t t0, uint64_t n)
+{
+	uint64_t at = t0 + tick_tsc(p->tsc_khz, n * count);
+
+	irq0_program(p, mode, count, t0);
+	CHECK(pit_irq0_raise(p, PIT_IRQ0_IDLE, at));
+	CHECK(!pit_irq0_raise(p, PIT_IRQ0_BUSY, at));
+	CHECK_EQ_U64(p->irq0_backlog, n - 1);
+	return at;
+}
+
+/* Interrupts raised at `now` by a guest that acknowledges each at once,
+ * up to `limit`. */
+static unsigned irq0_taken(struct pit *p, uint64_t now, unsigned limit)
+{
+	unsigned n = 0;
+
+	while (n < limit && pit_irq0_raise(p, PIT_IRQ0_IDLE, now))
+		n++;
+	return n;
+}
+
+/* A guest whose CPU was starved for N periods gets N interrupts, one per
+ * acknowledgement, none while one is in service; then the period's pace. */
+TEST(pit_reinject_starved)
+{
+	static const struct {
+		uint8_t mode;
+		uint16_t count;
+	} t[] = { { 2, 11932 }, { 3, 11932 }, { 2, 1193 }, { 3, 2 } };
+	for (unsigned r = 0; r < NRATES; r++) {
+		for (unsigned i = 0; i < sizeof t / sizeof t[0]; i++) {
+			struct pit p;
+			uint64_t khz = rates[r], t0 = 777777, cnt = t[i].count;
+
+			for (uint64_t starved = 1; starved <= 40; starved += 13) {
+				uint64_t at = t0 + tick_tsc(khz, starved * cnt), next;
+
+				pit_init(&p, khz);
+				irq0_program(&p, t[i].mode, t[i].count, t0);
+				CHECK_EQ_U64(pit_next_irq0(&p, t0), t0 + tick_tsc(khz, cnt));
+				/* the first, then the others only as each is acknowledged */
+				CHECK(pit_irq0_raise(&p, PIT_IRQ0_IDLE, at));
+				CHECK_EQ_U64(pit_next_irq0(&p, at), 0); /* waits for the EOI */
+				for (unsigned k = 1; k < starved; k++) {
+					CHECK(!pit_irq0_raise(&p, PIT_IRQ0_BUSY, at));
+					CHECK(!pit_irq0_raise(&p, PIT_IRQ0_BUSY, at + k));
+					CHECK(pit_irq0_raise(&p, PIT_IRQ0_IDLE, at + k));
+				}
+				CHECK(!pit_irq0_raise(&p, PIT_IRQ0_IDLE, at + starved));
+				/* back to one a period */
+				next = pit_next_irq0(&p, at + starved);
+				CHECK_EQ_U64(next, t0 + tick_tsc(khz, (starved + 1) * cnt));
+				CHECK(!pit_irq0_raise(&p, PIT_IRQ0_IDLE, next - 1));
+				CHECK(pit_irq0_raise(&p, PIT_IRQ0_IDLE, next));
+				CHECK(!pit_irq0_raise(&p, PIT_IRQ0_IDLE, next));
+			}
+		}
+	}
+}
+
+/* Interrupts over many periods, collected at random times by a guest that
+ * acknowledges at random: none lost, none early, at most one in flight. */
+TEST(pit_reinject_none_lost)
+{
+	struct rng r = rng_seeded(8254);
+	struct pit p;
+	uint64_t khz = 2993000, t0 = 1000, now = t0, cnt = 1193, raised = 0, most = 0;
+	bool busy = false;
+
+	pit_init(&p, khz);
+	irq0_program(&p, 2, (uint16_t)cnt, t0);
+	for (unsigned k = 0; k < 200000; k++) {
+		uint64_t due = (now - t0) * PIT_HZ / (khz * 1000) / cnt;
+		bool ack = rng_below(&r, 3) != 0;
+
+		if (pit_irq0_raise(&p, busy && !ack ? PIT_IRQ0_BUSY : PIT_IRQ0_IDLE, now)) {
+			raised++;
+			busy = true;
+		} else if (ack) {
+			busy = false;
+		}
+		CHECK(raised <= due);
+		CHECK(p.irq0_in_flight == busy);
+		if (p.irq0_backlog > most)
+			most = p.irq0_backlog;
+		/* mostly a little later; now and then a starved stretch */
+		now += rng_below(&r, 100) ? rng_below(&r, 600000) : rng_below(&r, 60000000);
+	}
+	CHECK(most > 10); /* starved stretches were owed */
+	now += tick_tsc(khz, cnt) * 2;
+	raised += irq0_taken(&p, now, 2000000);
+	CHECK_EQ_U64(raised, (now - t0) * PIT_HZ / (khz * 1000) / cnt);
+}
+
+/* A guest that never acknowledges is owed one second of periods at most:
+ * no more once it takes them, and the record refuses more. */
+TEST(pit_reinject_bound)
+{
+	static const uint16_t counts[] = { 11932, 1193, 65535, 2 };
+	for (unsigned i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+		struct pit p;
+		uint64_t khz = 2445312, t0 = 5000, cnt = counts[i], max = PIT_HZ / cnt, at;
+
+		pit_init(&p, khz);
+		irq0_program(&p, 3, counts[i], t0);
+		CHECK(pit_irq0_raise(&p, PIT_IRQ0_IDLE, t0 + tick_tsc(khz, cnt)));
+		for (uint64_t sec = 2; sec <= 10; sec++) {
+			at = t0 + tick_tsc(khz, sec * PIT_HZ + 7);
+			CHECK(!pit_irq0_raise(&p, PIT_IRQ0_BUSY, at));
+			CHECK_EQ_U64(p.irq0_backlog, max);
+			CHECK(record_saved_ok(&pit_record, &p));
+		}
+		/* the one in flight, then a second's worth, then the period's pace */
+		CHECK_EQ_U64(irq0_taken(&p, at, 2000000), max);
+		CHECK(!pit_irq0_raise(&p, PIT_IRQ0_IDLE, at));
+		CHECK_EQ_U64(pit_next_irq0(&p, at), t0 + tick_tsc(khz, ((10 * PIT_HZ + 7) / cnt + 1) * cnt));
+	}
+}
+
+/* Reprogramming channel 0 (a count, a control word, another mode) drops
+ * what is owed and what is in flight, as KVM's create_pit_timer; the old
+ * programming's edges not yet collected give one interrupt. */
+TEST(pit_reinject_reprogram)
+{
+	uint64_t khz = 2000000, t0 = 100000, cnt = 11932;
+	struct pit p;
+	uint64_t at;
+
+	for (unsigned how = 0; how < 4; how++) {
+		pit_init(&p, khz);
+		at = irq0_starved(&p, 2, (uint16_t)cnt, t0, 10);
+		at += tick_tsc(khz, 5 * cnt); /* 5 more, not yet collected */
+		switch (how) {
+		case 0: /* the same count again */
+			outb(&p, 0x40, (uint8_t)cnt, at);
+			outb(&p, 0x40, (uint8_t)(cnt >> 8), at);
+			break;
+		case 1: /* a control word for mode 3, then its count */
+			outb(&p, 0x43, 0x36, at);
+			CHECK_EQ_U64(p.irq0_backlog, 0);
+			outb(&p, 0x40, (uint8_t)cnt, at);
+			outb(&p, 0x40, (uint8_t)(cnt >> 8), at);
+			break;
+		case 2: /* lo-only access: a count in one byte */
+			outb(&p, 0x43, 0x14, at);
+			outb(&p, 0x40, 200, at);
+			break;
+		default: /* mode 4, Linux's one-shot */
+			outb(&p, 0x43, 0x38, at);
+			outb(&p, 0x40, 100, at);
+			outb(&p, 0x40, 0, at);
+			break;
+		}
+		CHECK_EQ_U64(p.irq0_backlog, 0);
+		CHECK(!p.irq0_in_flight);
+		CHECK(record_saved_ok(&pit_record, &p));
+		/* the 5 uncollected edges: one interrupt, though one was in service */
+		CHECK_EQ_U64(pit_next_irq0(&p, at), at);
+		CHECK(pit_irq0_raise(&p, PIT_IRQ0_BUSY, at));
+		CHECK_EQ_U64(irq0_taken(&p, at, 100), 0);
+		CHECK(!pit_irq0_raise(&p, PIT_IRQ0_IDLE, at + 1));
+	}
+	/* mode 4 is not reinjected: edges raise as they come */
+	CHECK_EQ_U64(pit_next_irq0(&p, at), at + tick_tsc(khz, 101));
+	CHECK(pit_irq0_raise(&p, PIT_IRQ0_BUSY, at + tick_tsc(khz, 101)));
+	CHECK_EQ_U64(p.irq0_backlog, 0);
+	CHECK(!p.irq0_in_flight);
+}
+
+/* While IRQ 0 reaches no CPU nothing is owed: edges raise as they come (a
+ * masked PIC latches one); the periods until the unmask give one interrupt,
+ * as KVM's reset when the guest unmasks IRQ 0; then one per period again. */
+TEST(pit_reinject_masked)
+{
+	uint64_t khz = 200000, t0 = 0, cnt = 1193, at;
+	struct pit p;
+
+	pit_init(&p, khz);
+	at = irq0_starved(&p, 2, (uint16_t)cnt, t0, 7);
+	CHECK(!pit_irq0_raise(&p, PIT_IRQ0_MASKED, at)); /* the guest masks IRQ 0 */
+	CHECK_EQ_U64(p.irq0_backlog, 0);
+	CHECK(!p.irq0_in_flight);
+	CHECK(record_saved_ok(&pit_record, &p));
+	CHECK_EQ_U64(pit_next_irq0(&p, at), t0 + tick_tsc(khz, 8 * cnt));
+	CHECK(pit_irq0_raise(&p, PIT_IRQ0_MASKED, t0 + tick_tsc(khz, 20 * cnt)));
+	CHECK(!pit_irq0_raise(&p, PIT_IRQ0_MASKED, t0 + tick_tsc(khz, 20 * cnt)));
+	CHECK(pit_irq0_raise(&p, PIT_IRQ0_MASKED, t0 + tick_tsc(khz, 21 * cnt)));
+	/* 30 periods pass; the guest unmasks: one for them */
+	at = t0 + tick_tsc(khz, 51 * cnt);
+	CHECK(pit_irq0_raise(&p, PIT_IRQ0_IDLE, at));
+	CHECK_EQ_U64(irq0_taken(&p, at, 100), 0);
+	CHECK_EQ_U64(pit_next_irq0(&p, at), t0 + tick_tsc(khz, 52 * cnt));
+	/* then starved for 4: 4 */
+	CHECK_EQ_U64(irq0_taken(&p, t0 + tick_tsc(khz, 55 * cnt), 100), 4);
+}
+
+/* A VM that resumes after a pause (or a snapshot's restore) is owed
+ * nothing for the time it did not run: one interrupt for its edges, what
+ * was owed before dropped, and none waits for an acknowledgement. */
+TEST(pit_reinject_resumed)
+{
+	uint64_t khz = 2993000, t0 = 4242, cnt = 11932, at;
+	struct pit p;
+
+	pit_init(&p, khz);
+	irq0_starved(&p, 3, (uint16_t)cnt, t0, 4);
+	at = t0 + tick_tsc(khz, 504 * cnt); /* paused for 5 s */
+	pit_irq0_resumed(&p, at);
+	CHECK_EQ_U64(p.irq0_backlog, 0);
+	CHECK(!p.irq0_in_flight);
+	CHECK(record_saved_ok(&pit_record, &p));
+	CHECK_EQ_U64(pit_next_irq0(&p, at), at);
+	CHECK(pit_irq0_raise(&p, PIT_IRQ0_BUSY, at));
+	CHECK_EQ_U64(irq0_taken(&p, at, 1000), 0);
+	/* then one a period, and a starved vCPU's owed again */
+	CHECK_EQ_U64(pit_next_irq0(&p, at), t0 + tick_tsc(khz, 505 * cnt));
+	CHECK_EQ_U64(irq0_taken(&p, t0 + tick_tsc(khz, 510 * cnt), 1000), 6);
+	/* resumed with nothing passed: nothing to raise */
+	pit_irq0_resumed(&p, t0 + tick_tsc(khz, 510 * cnt));
+	CHECK_EQ_U64(pit_next_irq0(&p, t0 + tick_tsc(khz, 510 * cnt)), t0 + tick_tsc(khz, 511 * cnt));
+}
+
 /* Ticks the model counts in dt TSC cycles from a (re)start. */
 static uint64_t ticks_in(uint64_t khz, uint64_t dt)
 {
@@ -474,7 +712,7 @@ static uint64_t busy_pit(struct pit *p)
 	inb(p, 0x41, t + 300);                     /* the latched count's low byte */
 	inb(p, 0x61, t);
 	t += 2 * 1193 * 1676;
-	outb(p, 0x40, 0x00, t); /* ch0: 1024 from now; the 3 edges before it pending */
+	outb(p, 0x40, 0x00, t); /* ch0: 1024 from now; the 3 edges before it give one */
 	outb(p, 0x40, 0x04, t);
 	return t;
 }
@@ -488,7 +726,7 @@ TEST(pit_record_round_trip_busy)
 	pit_init(&b, REC_KHZ);
 	record_copy(&pit_record, &a, &b);
 	CHECK_EQ_U64(b.tsc_khz, REC_KHZ);
-	CHECK_EQ_U64(pit_irq0_edges(&b, now), 3); /* ticks 3579, 4772, 5965 */
+	CHECK_EQ_U64(pit_irq0_edges(&b, now), 1); /* ticks 3579, 4772, 5965: reprogrammed, one */
 	CHECK_EQ_U64(inb(&b, 0x41, now), 0x19);   /* the latched count's high byte: 2500 - 2 * 300 */
 	CHECK_EQ_U64(inb(&b, 0x61, now), 0x02);   /* gate off, refresh back to 0, OUT2 low */
 	pit_irq0_edges(&a, now);
@@ -567,6 +805,32 @@ TEST(pit_record_round_trip_resumed)
 	check_same_future(&a, &b, now);
 }
 
+/* Channel 0 owing periods with one in flight: the copy raises, waits and
+ * drains alike. */
+TEST(pit_record_round_trip_reinject)
+{
+	struct pit a, b;
+	uint64_t now;
+	bool busy = true;
+
+	pit_init(&a, REC_KHZ);
+	now = irq0_starved(&a, 2, 1193, 1000, 25);
+	pit_init(&b, REC_KHZ);
+	record_copy(&pit_record, &a, &b);
+	CHECK_EQ_U64(b.irq0_backlog, 24);
+	CHECK(b.irq0_in_flight);
+	for (unsigned k = 0; k < 200; k++) {
+		enum pit_irq0_state s = k % 5 == 4 ? PIT_IRQ0_MASKED : busy && k % 3 ? PIT_IRQ0_BUSY : PIT_IRQ0_IDLE;
+		bool ra = pit_irq0_raise(&a, s, now), rb = pit_irq0_raise(&b, s, now);
+
+		CHECK(ra == rb);
+		CHECK_EQ_U64(pit_next_irq0(&a, now), pit_next_irq0(&b, now));
+		busy = ra || (busy && s == PIT_IRQ0_BUSY);
+		now += k < 100 ? 50000 : 3000000;
+	}
+	CHECK(!memcmp(&a, &b, sizeof a));
+}
+
 TEST(pit_record_check_accepts)
 {
 	struct pit p;
@@ -611,6 +875,9 @@ static const char *break_pit(unsigned i, struct pit *p)
 	case 14: c2->edges_done = 2; return "ch[2].edges_done 2: the counting period has no such OUT edge";
 	case 15: c2->frozen_d = 20000; return "ch[2].edges_done 0 is not the 1 edges before tick 20000";
 	case 16: p->refresh = 0x11; return "refresh 0x11";
+	case 17: p->irq0_backlog = 1166; return "irq0_backlog 1166 is over a second of periods (1165)";
+	case 18: c0->mode = 0; p->irq0_in_flight = true; return "irq0_in_flight 1 with channel 0 in mode 0";
+	case 19: c0->mode = 4; c0->edges_done = 0; p->irq0_backlog = 1; return "irq0_backlog 1, irq0_in_flight 0";
 	}
 	return NULL;
 }
