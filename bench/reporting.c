@@ -111,7 +111,7 @@ static void print_results(const struct report_bench *rb)
 	kprintf("%-20s %-36s %s\n", "data", rb->data_ok[0] ? "ok" : "FAILED",
 		rb->data_ok[1] ? "ok" : "FAILED");
 	for (int h = 0; h < 2; h++) {
-		kprintf("@bench bench=zap in=linux source=reporting vcpus=%u mib=%u cycles=%u "
+		kprintf("@bench bench=reporting in=linux vcpus=%u mib=%u cycles=%u "
 			"leaf_hint=%s reps=%u", rb->vcpus, rb->mib, rb->cycles, h ? "on" : "off",
 			rb->reps);
 		for (unsigned f = 0; f < N_FIELDS; f++)

@@ -1,5 +1,6 @@
 """The proposals' workloads inside a Linux guest, a smoke run (`bench zap|exec|
-dirty guest=linux`, bench/linux_*.c with guests/linux-bench/sprig-bench):
+dirty guest=linux`, bench/linux_*.c, and `bench reporting`, bench/reporting.c,
+with guests/linux-bench/sprig-bench):
 one boot of sprig under QEMU with 3 CPUs, each scenario boots Debian's kernel
 on 2 vCPUs and takes turns with sprig-bench through the bench port. Checked
 from each run's @bench lines, off and on: the workload's data intact, the
@@ -61,6 +62,22 @@ def linux_bench(check):
             check("linux/zap hint skips only when on", off["skips"] == 0 and on["skips"] > 0, out)
             check("linux/zap touches counted", off["touches_per_s"] > 0 and
                   on["touches_per_s"] > 0, out)
+
+        out = m.command("bench reporting vcpus=2 reps=1 cycles=1 mib=32 wait_ms=2500",
+                        timeout=400)
+        rows = by(bench_lines(out, "reporting"), "leaf_hint")
+        off, on = rows.get("off"), rows.get("on")
+        check("linux/reporting rows", off and on and off.get("in") == "linux", out)
+        if off and on:
+            check("linux/reporting data", off["data"] == "ok" and on["data"] == "ok", out)
+            check("linux/reporting reports discarded",
+                  all(r["reported_ranges"] > 0 and r["zaps"] > 0 for r in (off, on)), out)
+            check("linux/reporting refaults", off["guest_faults"] > 0 and
+                  on["guest_faults"] > 0, out)
+            check("linux/reporting hint consulted only when on",
+                  off["hint_checks"] == 0 and on["hint_checks"] > 0, out)
+        out = m.command("bench reporting vcpus=2 mib=300")
+        check("linux/reporting too much memory refused", "to spare" in out, out)
 
         out = m.command("bench zap same4 guest=linux touches=5")
         check("linux/zap touches= refused", "not touches=" in out, out)
