@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -18,10 +19,16 @@ OVMF_CODE = "/usr/share/OVMF/OVMF_CODE_4M.fd"
 OVMF_VARS = "/usr/share/OVMF/OVMF_VARS_4M.fd"
 
 
+# tests/run.py runs two lanes of scenarios at once; a lane's name keeps its
+# ISOs apart from the other's.
+LANE = threading.local()
+
+
 def iso_path(name):
-    """build/e2e/NAME.iso."""
+    """build/e2e/NAME.iso, or NAME-LANE.iso inside a named lane."""
     os.makedirs(BUILD, exist_ok=True)
-    return os.path.join(BUILD, name + ".iso")
+    lane = getattr(LANE, "name", "")
+    return os.path.join(BUILD, name + ("-" + lane if lane else "") + ".iso")
 
 
 def make_iso(name, args="", modules=()):
