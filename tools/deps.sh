@@ -46,9 +46,11 @@ case "${1:-build}" in test | lab)
 	want lava-dispatcher /usr/bin/lava-run
 	want_cmd telnet telnet ;;
 esac
-# The Linux guest's initramfs (guests/linux/linux.mk) is a cpio archive.
+# The Linux guest's initramfs (guests/linux/linux.mk) is a cpio archive;
+# its example disk an ext2 file system.
 if [ "${1:-build}" = linux ] || [ "${1:-build}" = test ]; then
 	want_cmd cpio cpio
+	want_cmd e2fsprogs mke2fs
 fi
 # make report: Bochs for its VMX rows, and matplotlib for its plots.
 if [ "${1:-build}" = report ]; then

@@ -22,8 +22,10 @@ for deb in "$dir"/debs/*.deb; do
 done
 cp "$dir"/pkg/boot/vmlinuz-*-amd64 "$dir/vmlinuz"
 cp "$dir/pkg/bin/busybox" "$dir/busybox"
-# The virtio modules the guest loads, with what they depend on (modinfo's
-# depends=: the package has no modules.dep), from the same package:
+# The virtio modules the guest loads and ext4 (which mounts the ext2 example
+# disk; it asks the crypto API for crc32c, which depends= does not name),
+# with what they depend on (modinfo's depends=: the package has no
+# modules.dep), from the same package:
 # DIR/modules/NAME.ko and DIR/modules/order, dependencies first.
 rm -rf "$dir/modules"
 mkdir -p "$dir/modules"
@@ -41,7 +43,7 @@ add_module() {
 	cp "$(module_path "$1")" "$dir/modules/$1.ko"
 	echo "$1" >> "$dir/modules/order"
 }
-for m in virtio_pci virtio_blk virtio_balloon; do
+for m in virtio_pci virtio_blk virtio_balloon crc32c_generic ext4; do
 	add_module "$m"
 done
 rm -rf "$dir/pkg"

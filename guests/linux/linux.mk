@@ -7,6 +7,8 @@
 #   build/linux/initrd    gzip'd newc cpio: busybox, its applets' links, /init,
 #                         memsum and LINUX_INITRD_BINS in /bin, the virtio
 #                         modules in /lib/modules (loaded by /init in order)
+#   build/linux/disk.img  an ext2 file system holding docs/virtio.md, the
+#                         example disk of run-linux and the virtio test
 # LINUX_INITRD_BINS: more static programs to put in the initramfs's /bin.
 
 LINUX_DIR := $(B)/linux
@@ -30,7 +32,7 @@ $(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox $(LINUX_DIR)/modules/order guests/linu
 	rm -rf $(LINUX_DIR)/root
 	mkdir -p $(LINUX_DIR)/root/bin $(LINUX_DIR)/root/sbin $(LINUX_DIR)/root/usr/bin \
 		$(LINUX_DIR)/root/usr/sbin $(LINUX_DIR)/root/proc $(LINUX_DIR)/root/sys \
-		$(LINUX_DIR)/root/dev $(LINUX_DIR)/root/tmp
+		$(LINUX_DIR)/root/dev $(LINUX_DIR)/root/tmp $(LINUX_DIR)/root/mnt
 	cp $(LINUX_DIR)/busybox $(LINUX_DIR)/root/bin/busybox
 	cp guests/linux/init $(LINUX_DIR)/root/init
 	mkdir -p $(LINUX_DIR)/root/lib/modules
@@ -45,17 +47,28 @@ $(LINUX_DIR)/initrd: $(LINUX_DIR)/busybox $(LINUX_DIR)/modules/order guests/linu
 # sprig's ISO with the test guests, vmlinuz and initrd; LINUX_ARGS boots
 # straight into the Linux guest's shell (vm console: Ctrl-] detaches, `exit`
 # powers the guest off).
-LINUX_ARGS ?= run="vm create linux vmlinuz initrd=initrd vcpus=2 mem=512M -- console=ttyS0 quiet; vm console linux timeout=86400"
+LINUX_ARGS ?= run="vm create linux vmlinuz initrd=initrd disk=disk balloon=on vcpus=2 mem=512M -- console=ttyS0 quiet; vm console linux timeout=86400"
 # LINUX_ARGS as the ISO has them: rewritten (and the ISO rebuilt) when they change.
 $(LINUX_DIR)/args: linux-args
 	@mkdir -p $(LINUX_DIR)
 	@echo '$(LINUX_ARGS)' | cmp -s - $@ || echo '$(LINUX_ARGS)' > $@
 $(B)/sprig-linux.iso: $(B)/sprig.elf $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd \
-		$(LINUX_DIR)/args tools/mkiso.sh | deps
-	tools/mkiso.sh $< $@ '$(LINUX_ARGS)' $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
+		$(LINUX_DIR)/disk.img $(LINUX_DIR)/args tools/mkiso.sh | deps
+	cp $(LINUX_DIR)/disk.img $(LINUX_DIR)/disk
+	tools/mkiso.sh $< $@ '$(LINUX_ARGS)' $(GUEST_ELFS) $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd \
+		$(LINUX_DIR)/disk
+
+# The example disk: 4 MiB of ext2 (1 KiB blocks) with docs/virtio.md in it,
+# read-only under run-linux (mount -o ro /dev/vda /mnt).
+$(LINUX_DIR)/disk.img: docs/virtio.md
+	@tools/deps.sh linux
+	rm -rf $(LINUX_DIR)/disk.d && mkdir -p $(LINUX_DIR)/disk.d
+	cp docs/virtio.md $(LINUX_DIR)/disk.d/
+	mke2fs -q -F -t ext2 -b 1024 -L sprig -d $(LINUX_DIR)/disk.d $@.tmp 4M
+	mv $@.tmp $@
 
 # make run-linux: sprig under QEMU with 2 CPUs, booting the Linux guest.
 .PHONY: run-linux linux-images linux-args
-linux-images: $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd
+linux-images: $(LINUX_DIR)/vmlinuz $(LINUX_DIR)/initrd $(LINUX_DIR)/disk.img
 run-linux: $(B)/sprig-linux.iso
 	QEMU_MEM=2G tools/qemu.sh bios $< -smp 2
