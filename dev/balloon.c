@@ -2,6 +2,7 @@
 #include "dev/balloon.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "virt/sched.h"
 #include "virt/vm.h"
 
 static const struct device_spec balloon_device = {

@@ -1,6 +1,7 @@
 /* COM1 (com1.h). */
 #include "dev/com1.h"
 #include "lib/print.h"
+#include "virt/sched.h"
 #include "virt/vm.h"
 
 void uart_end_raw_line(struct vm *vm)

@@ -7,6 +7,7 @@
 #include "virt/cpu_list.h"
 #include "boot/boot_info.h"
 #include "shell/shell.h"
+#include "virt/sched.h"
 #include "virt/snapshot.h"
 #include "virt/state_check.h"
 #include "virt/vm.h"

@@ -1,5 +1,6 @@
 /* The bench port (virt/bench_port.h). */
 #include "virt/bench_port.h"
+#include "virt/sched.h"
 #include "virt/vm.h"
 
 bool bench_port_io(struct vcpu *v, uint16_t port, unsigned size, bool in, uint32_t *val,

@@ -3,6 +3,7 @@
  * ones for everything else. */
 #include "virt/bench_port.h"
 #include "virt/emulate.h"
+#include "virt/sched.h"
 
 static void count_other_port(struct vcpu *v, uint16_t port)
 {

@@ -12,6 +12,7 @@
 #include "virt/emulate.h"
 #include "virt/guest_walk.h"
 #include "virt/insn.h"
+#include "virt/sched.h"
 
 #define APIC_PAGE_SIZE 0x1000
 /* Console lines per VM for unclaimed accesses; the counter goes on. */

@@ -18,6 +18,7 @@
 #include "virt/msr_policy.h"
 #include "virt/pv_eoi.h"
 #include "virt/pvclock.h"
+#include "virt/sched.h"
 #include "virt/steal_time.h"
 
 /* Console lines per vCPU and kind; the counters in `stats` go on. */

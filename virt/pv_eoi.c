@@ -2,6 +2,7 @@
  * v's exit, the rest its entries and exits. */
 #include "virt/pv_eoi.h"
 #include "virt/kvm_pv.h"
+#include "virt/sched.h"
 
 bool pv_eoi_msr_write(struct vcpu *v, uint64_t val)
 {

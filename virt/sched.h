@@ -23,6 +23,16 @@ void sched_run(struct vm *vm, uint64_t deadline);
  * keys). It returns why to pause the VM, or NULL to go on. */
 void sched_set_console_poll(const char *(*poll)(struct vm *vm));
 
+/* The VM's lock (struct vm.lock), taken with interrupts off; the unlock
+ * first wakes every other vCPU whose APIC accepted something meanwhile
+ * (kicking its CPU out of the guest or its halt). self: the vCPU whose CPU
+ * this is, NULL on the console. */
+void vm_lock(struct vm *vm);
+void vm_unlock(struct vm *vm, struct vcpu *self);
+/* The vCPU whose exit is being handled on this CPU (vm_fail and the others
+ * record it), or NULL on the console. */
+struct vcpu *vm_current_vcpu(void);
+
 /* Kick every vCPU of vm that may be in guest mode or asleep. */
 void vm_kick_all(struct vm *vm);
 

@@ -2,6 +2,7 @@
  * bootstrap CPU: the backend it chose, enabled on this CPU too, and the FPU's
  * control registers. virt_init registers it with CPU bring-up once it has
  * chosen a backend. */
+#include "virt/virt_cpu.h"
 #include "lib/print.h"
 #include "virt/fpu.h"
 #include "virt/vm.h"

@@ -2,6 +2,7 @@
  * (virt/sched.c runs the vCPUs, virt/vcpu_run.c each one's exits) until the
  * first stop, report how it ended, destroy it. */
 #include "virt/vm.h"
+#include "virt/virt_cpu.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
@@ -63,6 +64,35 @@ struct vm *vm_find(const char *name)
 		if (vms[i] && strcmp(vms[i]->name, name) == 0)
 			return vms[i];
 	return NULL;
+}
+
+/* The guest needs the union of what it lost, not the history: a range that
+ * overlaps or touches one not yet collected joins it, so that discarding the
+ * same range again and again, or rolling across memory, takes one entry. */
+static void lost_add(struct vm_lost *l, uint64_t gpa, uint64_t len)
+{
+	for (unsigned i = 0; i < l->count; i++) {
+		struct hc_range *r = &l->range[i];
+		uint64_t end = gpa + len > r->gpa + r->len ? gpa + len : r->gpa + r->len;
+
+		if (gpa <= r->gpa + r->len && r->gpa <= gpa + len) {
+			r->gpa = gpa < r->gpa ? gpa : r->gpa;
+			r->len = end - r->gpa;
+			return;
+		}
+	}
+	if (l->count == VM_LOST_MAX)
+		l->overflow = true;
+	else
+		l->range[l->count++] = (struct hc_range){ gpa, len };
+}
+
+void vm_discard(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	mmu_discard(&vm->mmu, gpa, len);
+	vm_lock(vm);
+	lost_add(&vm->lost, gpa, len);
+	vm_unlock(vm, vm_current_vcpu());
 }
 
 const char *vm_state_name(enum vm_state state)

@@ -139,9 +139,6 @@ struct vm_create_args {
  * enable it as it comes online (virt_cpu_init); false if the CPU offers
  * neither SVM with NPT nor VMX with EPT (the reason is printed). */
 bool virt_init(void);
-/* The same on an application processor once virt_init ran on the BSP (the
- * backend's cpu_enable, the FPU's control bits); false with the reason. */
-bool virt_cpu_init(char *err, size_t len);
 /* Create a VM and load its kernel; NULL with a reason in err, and nothing
  * left allocated. */
 struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen);
@@ -180,17 +177,8 @@ static inline bool vm_running(const struct vm *vm)
 {
 	return __atomic_load_n(&vm->state, __ATOMIC_ACQUIRE) == VM_RUNNING;
 }
-/* The vCPU whose exit is being handled on this CPU (vm_fail and the others
- * record it), or NULL on the console. */
-struct vcpu *vm_current_vcpu(void);
 /* The VM's clock for its chipset: vCPU 0's guest TSC. */
 uint64_t vm_guest_tsc(const struct vm *vm);
 
-/* The VM's lock (struct vm.lock), taken with interrupts off; the unlock
- * first wakes every other vCPU whose APIC accepted something meanwhile
- * (kicking its CPU out of the guest or its halt). self: the vCPU whose CPU
- * this is, NULL on the console. */
-void vm_lock(struct vm *vm);
-void vm_unlock(struct vm *vm, struct vcpu *self);
 
 extern const char *const vexit_kind_names[VEXIT_KINDS];
