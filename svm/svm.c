@@ -447,6 +447,7 @@ static const struct virt_backend svm_backend = {
 	.irq_allowed = svm_irq_allowed,
 	.inject_irq = svm_inject_irq,
 	.nmi_allowed = svm_nmi_allowed,
+	.nmi_masked = svm_nmi_masked,
 	.inject_nmi = svm_inject_nmi,
 	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,

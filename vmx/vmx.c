@@ -702,6 +702,7 @@ static const struct virt_backend vmx_backend = {
 	.irq_allowed = vmx_irq_allowed,
 	.inject_irq = vmx_inject_irq,
 	.nmi_allowed = vmx_nmi_allowed,
+	.nmi_masked = vmx_nmi_masked,
 	.inject_nmi = vmx_inject_nmi,
 	.event_window = vmx_event_window,
 	.guest_cr0 = vmx_guest_cr0,

@@ -781,6 +781,36 @@ TEST(lapic_nmi_init_sipi)
 	CHECK(!a[2].nmi_pending && !a[2].sipi_pending);
 }
 
+/* Two NMIs that arrive before the vCPU enters (one from another CPU, one it
+ * sent itself) are both taken, one after the other; while the CPU blocks
+ * NMIs one waits, as the CPU latches one (kvm-unit-tests apic: multiple
+ * nmi, pending nmi). */
+TEST(lapic_nmis_pending)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a[2];
+
+	setup_bus(&bus, a, 2);
+	CHECK(!lapic_nmi_pending(&a[0], false));
+	send(&a[1], 0, LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	send(&a[0], 0, (LAPIC_DEST_SELF << 18) | LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	send(&a[1], 0, LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8)); /* a third: lost */
+	CHECK(lapic_nmi_pending(&a[0], false));
+	lapic_ack_nmi(&a[0]);                   /* the first injected */
+	CHECK(lapic_nmi_pending(&a[0], true));  /* the second waits for its IRET */
+	lapic_ack_nmi(&a[0]);
+	CHECK(!lapic_nmi_pending(&a[0], false));
+
+	/* Sent while the handler blocks NMIs: ten collapse into one. */
+	for (int i = 0; i < 10; i++)
+		send(&a[0], 0, (LAPIC_DEST_SELF << 18) | LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	CHECK(lapic_nmi_pending(&a[0], true));
+	CHECK(lapic_nmi_pending(&a[0], false)); /* its IRET ran */
+	lapic_ack_nmi(&a[0]);
+	CHECK(!lapic_nmi_pending(&a[0], false));
+	CHECK(!lapic_nmi_pending(&a[1], false));
+}
+
 /* The INIT/SIPI state machine a vCPU runs before each entry
  * (lapic_accept_start): an AP waits for a SIPI after INIT, a SIPI starts only
  * a waiting CPU, once, with its vector; the BSP comes back from INIT running. */
@@ -1457,7 +1487,7 @@ static const char *break_apic(unsigned i, struct lapic *a, bool *xapic, bool **f
 	case 20: a->tmr[0] |= 1u << 15; return "TMR holds vector 15";
 	case 21: a->irr[0] = 1; return "IRR holds vector 0";
 	case 22: *flag = &a->timer_armed; return "timer_armed";
-	case 23: *flag = &a->nmi_pending; return "nmi_pending";
+	case 23: a->nmi_pending = 3; return "3 NMIs pending, at most 2 wait";
 	case 24: *flag = &a->init_pending; return "init_pending";
 	case 25: *flag = &a->sipi_pending; return "sipi_pending";
 	case 26: a->tsc_deadline = 5; return "TSC deadline 0x5 armed outside TSC-deadline mode";
