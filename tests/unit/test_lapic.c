@@ -510,7 +510,10 @@ TEST(lapic_apr)
 	CHECK_EQ_U64(rd(&a, LAPIC_REG_APR), 0x7a);
 }
 
-TEST(lapic_level_eoi_clears_tmr)
+/* SDM 10.8.4: accepting a vector sets its TMR bit for a level-triggered
+ * interrupt and clears it for an edge one; the EOI leaves it (kvm-unit-tests
+ * ioapic: "TMR for ioapic level interrupts (expected true)"). */
+TEST(lapic_tmr_set_by_acceptance)
 {
 	struct lapic a;
 
@@ -523,7 +526,33 @@ TEST(lapic_level_eoi_clears_tmr)
 	wr(&a, LAPIC_REG_EOI, 0);
 	CHECK(!isr(&a, 0x61) && isr(&a, 0x60) && tmr(&a, 0x60));
 	wr(&a, LAPIC_REG_EOI, 0);
-	CHECK(!isr(&a, 0x60) && !tmr(&a, 0x60));
+	CHECK(!isr(&a, 0x60) && tmr(&a, 0x60));
+	lapic_set_irq(&a, 0x60, false); /* the same vector, edge this time */
+	CHECK(!tmr(&a, 0x60));
+	lapic_ack_irq(&a, 0x60);
+	lapic_set_irq(&a, 0x61, true);
+	CHECK(tmr(&a, 0x61));
+}
+
+/* 10.12.1.2: the x2APIC MSRs 0x810-0x817, 0x818-0x81f and 0x820-0x827 read
+ * the eight 32-bit words of ISR, TMR and IRR, each its own. */
+TEST(lapic_x2apic_vector_set_words)
+{
+	struct lapic a;
+	uint64_t v;
+
+	setup_x2apic(&a, 0);
+	lapic_set_irq(&a, 0x79, true);  /* word 3, bit 25 */
+	lapic_set_irq(&a, 0xe1, false); /* word 7, bit 1 */
+	lapic_ack_irq(&a, 0xe1);
+	for (unsigned w = 0; w < 8; w++) {
+		REQUIRE(lapic_msr_read(&a, 0x818 + w, &v, 0));
+		CHECK_EQ_U64(v, w == 3 ? 1u << 25 : 0);
+		REQUIRE(lapic_msr_read(&a, 0x820 + w, &v, 0));
+		CHECK_EQ_U64(v, w == 3 ? 1u << 25 : 0);
+		REQUIRE(lapic_msr_read(&a, 0x810 + w, &v, 0));
+		CHECK_EQ_U64(v, w == 7 ? 1u << 1 : 0);
+	}
 }
 
 TEST(lapic_illegal_vectors_and_error_lvt)
