@@ -401,6 +401,8 @@ static void svm_inject_exception(struct vcpu *v, unsigned vector)
 	/* Real mode pushes no error code (as vmx_inject_exception, and KVM). */
 	if ((vmcb->save.cr0 & CR0_PE) && x86_vector_has_error_code(vector))
 		inject |= EVENT_INJECT_ERROR_VALID; /* error code 0 */
+	if (x86_vector_is_fault(vector))
+		v->regs.rflags |= RFLAGS_RF;
 	vmcb->control.event_inject = inject;
 }
 

@@ -604,6 +604,8 @@ void vmx_inject_exception(struct vcpu *v, unsigned vector)
 		info |= INTR_INFO_DELIVER_CODE;
 		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE, 0);
 	}
+	if (x86_vector_is_fault(vector))
+		v->regs.rflags |= RFLAGS_RF;
 	vmcs_write(VMCS_ENTRY_INTR_INFO, info);
 }
 
