@@ -203,8 +203,9 @@ void lapic_eoi(struct lapic *a)
 	if (vector < 0)
 		return;
 	vec_clear(a->isr, vector);
+	/* The TMR bit stays: the next acceptance of the vector sets or clears
+	 * it (10.8.4). */
 	if (vec_test(a->tmr, vector)) {
-		vec_clear(a->tmr, vector);
 		lint_eoi(a, vector);
 		/* 10.8.5: a level-triggered EOI is broadcast to the I/O APICs, which
 		 * clear Remote IRR in their entries with this vector. */
@@ -520,8 +521,8 @@ bool lapic_msr_read(struct lapic *a, uint32_t msr, uint64_t *val, uint64_t now)
 		return false;
 	if (d->offset == LAPIC_REG_ICR_LO)
 		*val = (uint64_t)a->icr_hi << 32 | a->icr_lo;
-	else
-		*val = reg_read(a, d->offset, now);
+	else /* the MSR's own offset: the ISR, TMR and IRR words share one entry */
+		*val = reg_read(a, (msr - LAPIC_X2APIC_MSR_FIRST) << 4, now);
 	return true;
 }
 

@@ -134,7 +134,7 @@ struct lapic {
 
 	struct lapic_bus *bus; /* set by lapic_init; may be NULL (then only self-delivery works) */
 	uint64_t tsc_khz;      /* guest TSC rate: converts bus ticks <-> TSC */
-	bool nmi_pending;      /* an NMI was sent to this CPU and not yet injected */
+	uint8_t nmi_pending;   /* NMIs sent to this CPU and not yet injected: 0-2 */
 	bool init_pending;     /* taken by lapic_accept_start before the CPU runs */
 	uint8_t sipi_vector;
 	bool sipi_pending;
@@ -227,6 +227,13 @@ void lapic_eoi(struct lapic *a);
  * it through memory instead, KVM's PV EOI (virt/pv_eoi.h). */
 bool lapic_eoi_is_plain(const struct lapic *a);
 
+/* Is an NMI waiting for the CPU, which blocks NMIs now or not (`masked`:
+ * one in its handler, or one on its way in)? Up to two wait, as in KVM; one
+ * while the CPU blocks NMIs (lapic_ipi.c). */
+bool lapic_nmi_pending(struct lapic *a, bool masked);
+/* The CPU took one of them (the hypervisor injected it). */
+void lapic_ack_nmi(struct lapic *a);
+
 /* The timer (SDM 10.5.4): fire what expired by `now` (IRR unless the LVT is
  * masked); periodic re-arms from the previous expiry, once however many
  * periods were missed; one-shot and deadline disarm. */
@@ -235,7 +242,7 @@ void lapic_timer_update(struct lapic *a, uint64_t now);
 uint64_t lapic_timer_next(const struct lapic *a);
 
 /* One interrupt message applied to one APIC: fixed/lowest -> lapic_set_irq,
- * NMI -> nmi_pending, INIT -> init_pending, SIPI -> sipi_pending + vector;
+ * NMI -> nmi_pending (lapic_nmi_pending), INIT -> init_pending, SIPI -> sipi_pending + vector;
  * SMI and ExtINT are ignored. `level`: level-triggered (TMR). True if the
  * APIC accepted it. */
 /* Lowest-priority arbitration (for IPIs and the I/O APIC alike): x wins over

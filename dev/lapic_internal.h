@@ -7,6 +7,7 @@
 #include "dev/lapic.h"
 
 #define DFR_RESERVED_ONES 0x0fffffffu /* DFR bits 27:0 read as ones */
+#define NMIS_PENDING_MAX 2             /* lapic_nmi_pending */
 
 /* ---- lapic.c ---- */
 

@@ -1,7 +1,7 @@
 /* Local APIC interrupt messages (lapic.h; SDM vol. 3A 10.6, 10.12.9-10):
  * destination matching, delivery of one message to one APIC and of one
  * message over the lapic_bus (IPIs sent through the ICR, the I/O APIC's),
- * and the LINT pins. Apart from the
+ * the NMIs waiting for the CPU, and the LINT pins. Apart from the
  * register file (lapic.c), which calls send_ipi and send_self_ipi
  * (lapic_internal.h). */
 #include "dev/lapic_internal.h"
@@ -9,6 +9,33 @@
 #define DFR_MODEL_FLAT 0xfu
 #define X2APIC_BROADCAST 0xffffffffu
 #define XAPIC_BROADCAST 0xffu
+
+/* ---- NMIs ---- */
+
+/* A CPU latches one NMI while it blocks NMIs (SDM vol. 3A 6.7.1, APM vol. 2
+ * 8.2.5); others are lost. A hypervisor sees NMIs arrive later than the CPU
+ * would: two sent close together (one from another CPU, one to itself,
+ * say), which the CPU would have taken one after the other, can both arrive
+ * before the vCPU enters again. So two wait while the CPU does not block
+ * NMIs, one while it does (KVM's process_nmi does the same). */
+static void nmi_arrived(struct lapic *a)
+{
+	if (a->nmi_pending < NMIS_PENDING_MAX)
+		a->nmi_pending++;
+}
+
+bool lapic_nmi_pending(struct lapic *a, bool masked)
+{
+	if (masked && a->nmi_pending > 1)
+		a->nmi_pending = 1;
+	return a->nmi_pending != 0;
+}
+
+void lapic_ack_nmi(struct lapic *a)
+{
+	if (a->nmi_pending)
+		a->nmi_pending--;
+}
 
 /* ---- IPIs and destinations (10.6, 10.12.9-10) ---- */
 
@@ -46,7 +73,7 @@ bool lapic_deliver(struct lapic *to, enum lapic_delivery mode, uint8_t vector, b
 	case LAPIC_DM_LOWEST:
 		return lapic_set_irq(to, vector, level);
 	case LAPIC_DM_NMI:
-		to->nmi_pending = true;
+		nmi_arrived(to);
 		break;
 	case LAPIC_DM_INIT:
 		to->init_pending = true;
@@ -177,7 +204,7 @@ void lapic_lint(struct lapic *a, unsigned pin)
 	if (!lapic_hw_enabled(a)) {
 		/* 10.4.3: without the APIC, LINT1 is the NMI pin (LINT0, INTR: not modelled) */
 		if (pin == 1)
-			a->nmi_pending = true;
+			nmi_arrived(a);
 		return;
 	}
 	lvt = &a->lvt[LAPIC_LVT_LINT0 + pin];

@@ -41,7 +41,7 @@ static void lapic_fields(void *model, struct field_io *io)
 	FIELD(io, a->tsc_deadline);
 	FIELD(io, a->timer_first);
 	FIELD_BOOL(io, a->timer_armed);
-	FIELD_BOOL(io, a->nmi_pending);
+	FIELD(io, a->nmi_pending);
 	FIELD_BOOL(io, a->init_pending);
 	FIELD_BOOL(io, a->sipi_pending);
 	FIELD(io, a->sipi_vector);
@@ -241,6 +241,11 @@ static bool lapic_record_check(const void *model, const struct record_limits *li
 	if (!(a->apic_base & LAPIC_BASE_BSP) != (lim->instance != 0)) {
 		ksnprintf(err, errlen, "APIC base 0x%llx: the BSP flag belongs to APIC ID 0 alone",
 			  (unsigned long long)a->apic_base);
+		return false;
+	}
+	if (a->nmi_pending > NMIS_PENDING_MAX) {
+		ksnprintf(err, errlen, "%u NMIs pending, at most %u wait", a->nmi_pending,
+			  NMIS_PENDING_MAX);
 		return false;
 	}
 	return check_mode(a, lim->phys_bits, err, errlen) && check_registers(a, err, errlen) &&

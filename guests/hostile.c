@@ -53,6 +53,7 @@
 #define VEC_UD 6
 #define VEC_GP 13
 #define NO_TRAP (-1)
+#define RFLAGS_RF (1ul << 16)
 #define EXIT_UNEXPECTED_TRAP 3
 #define CR4_OSXSAVE (1ul << 18)
 #define CR4_VMXE (1ul << 13)
@@ -70,12 +71,14 @@ static int failures;
 volatile uint64_t trap_fixup;
 volatile int trap_vector;
 volatile uint64_t trap_error;
+volatile uint64_t trap_rflags; /* as the exception pushed them */
 
 static void hostile_trap(struct frame *f)
 {
 	if (trap_fixup) {
 		trap_vector = (int)f->vector;
 		trap_error = f->error;
+		trap_rflags = f->rflags;
 		f->rip = trap_fixup;
 		trap_fixup = 0;
 		return;
@@ -762,6 +765,14 @@ static int mode_msr_policy(const struct mb1_info *mbi)
 	      vector_name(vec), v);
 	vec = rdmsr_safe(MSR_VM_HSAVE_PA, &v);
 	check(vec == VEC_GP, "RDMSR VM_HSAVE_PA (no SVM in CPUID): %s", vector_name(vec));
+	/* A fault pushes RFLAGS with RF set, also one that sprig injects (the
+	 * entry would push RF as it loads it; KVM sets it too). */
+	vec = wrmsr_safe(MSR_PAT, ~0ul);
+	check(vec == VEC_GP && (trap_rflags & RFLAGS_RF), "#GP of a refused WRMSR: RF %s in "
+	      "the RFLAGS pushed", trap_rflags & RFLAGS_RF ? "set" : "clear");
+	vec = TRY("ud2", , );
+	check(vec == VEC_UD && (trap_rflags & RFLAGS_RF), "#UD of UD2: RF %s in the RFLAGS pushed",
+	      trap_rflags & RFLAGS_RF ? "set" : "clear");
 	vec = rdmsr_safe(MSR_VMX_BASIC, &v);
 	check(vec == VEC_GP, "RDMSR VMX_BASIC (no VMX in CPUID): %s", vector_name(vec));
 	return failures ? 1 : 0;

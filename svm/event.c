@@ -154,6 +154,17 @@ bool svm_nmi_allowed(struct vcpu *v)
 	return !sv->nmi_blocked && !sv->iret_pending && !in_shadow(v) && !event_queued(sv->vmcb);
 }
 
+/* Until the handler's IRET has run (svm_complete_events), or while the
+ * NMI waits in EVENTINJ for the entry. */
+bool svm_nmi_masked(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+	uint64_t inject = sv->vmcb->control.event_inject;
+
+	return sv->nmi_blocked || sv->iret_pending ||
+	       (event_queued(sv->vmcb) && (inject & EVENT_INJECT_TYPE_MASK) == EVENT_INJECT_NMI);
+}
+
 void svm_inject_nmi(struct vcpu *v)
 {
 	struct svm_vcpu *sv = v->arch;

@@ -401,6 +401,8 @@ static void svm_inject_exception(struct vcpu *v, unsigned vector)
 	/* Real mode pushes no error code (as vmx_inject_exception, and KVM). */
 	if ((vmcb->save.cr0 & CR0_PE) && x86_vector_has_error_code(vector))
 		inject |= EVENT_INJECT_ERROR_VALID; /* error code 0 */
+	if (x86_vector_is_fault(vector))
+		v->regs.rflags |= RFLAGS_RF;
 	vmcb->control.event_inject = inject;
 }
 
@@ -447,6 +449,7 @@ static const struct virt_backend svm_backend = {
 	.irq_allowed = svm_irq_allowed,
 	.inject_irq = svm_inject_irq,
 	.nmi_allowed = svm_nmi_allowed,
+	.nmi_masked = svm_nmi_masked,
 	.inject_nmi = svm_inject_nmi,
 	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,

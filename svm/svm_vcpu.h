@@ -35,6 +35,7 @@ void svm_guest_mode(struct vcpu *v, struct guest_mode *m);
 bool svm_irq_allowed(struct vcpu *v);
 void svm_inject_irq(struct vcpu *v, uint8_t vector);
 bool svm_nmi_allowed(struct vcpu *v);
+bool svm_nmi_masked(struct vcpu *v);
 void svm_inject_nmi(struct vcpu *v);
 void svm_event_window(struct vcpu *v, bool irq, bool nmi);
 /* Before an entry: the STI/MOV SS shadow is gone once virt/ skipped the

@@ -151,6 +151,9 @@ struct virt_backend {
 	/* Could an NMI be delivered: not blocked by an NMI still in its
 	 * handler (until IRET), nor by MOV SS, nor queued behind another event? */
 	bool (*nmi_allowed)(struct vcpu *v);
+	/* Does the guest block NMIs: one in its handler (until its IRET), or
+	 * one queued for the next entry? */
+	bool (*nmi_masked)(struct vcpu *v);
 	void (*inject_nmi)(struct vcpu *v);
 	/* Exit (VEXIT_WINDOW) as soon as the guest can take an interrupt (irq)
 	 * or an NMI (nmi); false stops asking. */

@@ -75,8 +75,12 @@ static const struct opdesc one_byte[256] = {
 	[0xa5] = { INSN_OP_MOVS, 0, F_STRING | F_MEM_DST, 0 },
 	[0xaa] = { INSN_OP_STOS, 0, F_STRING | F_BYTE | F_MEM_DST, 0 },
 	[0xab] = { INSN_OP_STOS, 0, F_STRING | F_MEM_DST, 0 },
+	[0xa6] = { INSN_OP_CMPS, 0, F_STRING | F_BYTE, 0 },
+	[0xa7] = { INSN_OP_CMPS, 0, F_STRING, 0 },
 	[0xac] = { INSN_OP_LODS, 0, F_STRING | F_BYTE, 0 },
 	[0xad] = { INSN_OP_LODS, 0, F_STRING, 0 },
+	[0xae] = { INSN_OP_SCAS, 0, F_STRING | F_BYTE, 0 },
+	[0xaf] = { INSN_OP_SCAS, 0, F_STRING, 0 },
 	[0xc6] = { 0, 0, F_MODRM | F_GROUP | F_BYTE | F_IMMZ, G_MOVI },
 	[0xc7] = { 0, 0, F_MODRM | F_GROUP | F_IMMZ, G_MOVI },
 	[0xf6] = { 0, 0, F_MODRM | F_GROUP | F_BYTE, G_UNARY },
@@ -370,7 +374,8 @@ static enum insn_status decode_body(struct dec *d, unsigned code_bits, const str
 			out->reg_high8 = true;
 		}
 		out->reg = (int8_t)reg;
-	} else if (desc.flags & F_MOFFS || out->op == INSN_OP_STOS || out->op == INSN_OP_LODS) {
+	} else if (desc.flags & F_MOFFS || out->op == INSN_OP_STOS || out->op == INSN_OP_LODS ||
+		   out->op == INSN_OP_SCAS) {
 		out->reg = R_AX;
 	}
 	out->len = (uint8_t)d->pos;
@@ -500,6 +505,12 @@ static void put_mem(struct sbuf *s, const struct insn *in)
 	put(s, "]");
 }
 
+/* CMPS and SCAS: REPE and REPNE end on their ZF too. */
+static bool compares(const struct insn *in)
+{
+	return in->op == INSN_OP_CMPS || in->op == INSN_OP_SCAS;
+}
+
 static const char *mnemonic(const struct insn *in)
 {
 	static const char *const alu[8] = { "add", "or", "adc", "sbb", "and", "sub", "xor", "cmp" };
@@ -519,6 +530,8 @@ static const char *mnemonic(const struct insn *in)
 	case INSN_OP_MOVS: return "movs";
 	case INSN_OP_STOS: return "stos";
 	case INSN_OP_LODS: return "lods";
+	case INSN_OP_CMPS: return "cmps";
+	case INSN_OP_SCAS: return "scas";
 	default: return "?";
 	}
 }
@@ -536,13 +549,15 @@ void insn_describe(const struct insn *in, char *buf, size_t len)
 	if (in->lock)
 		put(&s, "lock ");
 	if (in->rep)
-		put(&s, in->rep == INSN_REP_REPNE ? "repne " : "rep ");
+		put(&s, in->rep == INSN_REP_REPNE ? "repne " : compares(in) ? "repe " : "rep ");
 	put(&s, "%s", mnemonic(in));
 
 	switch (in->op) {
 	case INSN_OP_MOVS:
 	case INSN_OP_STOS:
 	case INSN_OP_LODS:
+	case INSN_OP_CMPS:
+	case INSN_OP_SCAS:
 		put(&s, "%c", "bwdq"[in->width == 1 ? 0 : in->width == 2 ? 1 : in->width == 4 ? 2 : 3]);
 		if (in->seg_override && in->seg < SEG_COUNT)
 			put(&s, " (%s:)", seg_names[in->seg]);
@@ -729,13 +744,14 @@ static uint64_t modrm_ea(const struct insn *in, const struct vcpu_regs *r)
 
 static bool is_string(const struct insn *in)
 {
-	return in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS || in->op == INSN_OP_LODS;
+	return in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS || in->op == INSN_OP_LODS ||
+	       compares(in);
 }
 
 uint64_t insn_mem_linear(const struct insn *in, const struct guest_mode *m,
 			 const struct vcpu_regs *regs)
 {
-	if (in->op == INSN_OP_STOS)
+	if (in->op == INSN_OP_STOS || in->op == INSN_OP_SCAS)
 		return linear(in, m, SEG_ES, regs->rdi);
 	if (is_string(in))
 		return linear(in, m, in->seg, regs->rsi);
@@ -767,8 +783,9 @@ unsigned insn_accesses(const struct insn *in, const struct guest_mode *m,
 	uint64_t addr = insn_mem_linear(in, m, regs);
 	if (reads_mem(in))
 		out[n++] = (struct insn_access){ addr, in->width, false };
-	if (in->op == INSN_OP_MOVS)
-		out[n++] = (struct insn_access){ linear(in, m, SEG_ES, regs->rdi), in->width, true };
+	if (in->op == INSN_OP_MOVS || in->op == INSN_OP_CMPS)
+		out[n++] = (struct insn_access){ linear(in, m, SEG_ES, regs->rdi), in->width,
+						 in->op == INSN_OP_MOVS };
 	else if (is_string(in) ? in->op == INSN_OP_STOS : writes_mem(in))
 		out[n++] = (struct insn_access){ addr, in->width, true };
 	return n;
@@ -870,11 +887,11 @@ static void addr_reg_set(const struct insn *in, uint64_t *reg, uint64_t val)
 		*reg = val & addr_mask(in->addr_size);
 }
 
-/* One iteration of MOVS, STOS or LODS. */
+/* One iteration of a string instruction. */
 static bool emulate_string(const struct emu *e, const struct guest_mode *m, struct vcpu_regs *r)
 {
 	const struct insn *in = e->in;
-	uint64_t step = r->rflags & FL_DF ? -(uint64_t)in->width : in->width, v;
+	uint64_t step = r->rflags & FL_DF ? -(uint64_t)in->width : in->width, v, v2, fl;
 
 	switch (in->op) {
 	case INSN_OP_MOVS:
@@ -895,9 +912,34 @@ static bool emulate_string(const struct emu *e, const struct guest_mode *m, stru
 		reg_write(r, R_AX, false, in->width, v);
 		addr_reg_set(in, &r->rsi, r->rsi + step);
 		return true;
+	case INSN_OP_CMPS:
+		if (!mem_read(e, linear(in, m, in->seg, r->rsi), &v, false) ||
+		    !mem_read(e, linear(in, m, SEG_ES, r->rdi), &v2, false))
+			return false;
+		alu_op(INSN_ALU_CMP, v, v2, r->rflags, in->width, &fl);
+		set_arith_flags(r, fl, FL_ARITH);
+		addr_reg_set(in, &r->rsi, r->rsi + step);
+		addr_reg_set(in, &r->rdi, r->rdi + step);
+		return true;
+	case INSN_OP_SCAS:
+		if (!mem_read(e, linear(in, m, SEG_ES, r->rdi), &v, false))
+			return false;
+		alu_op(INSN_ALU_CMP, r->rax & width_mask(in->width), v, r->rflags, in->width, &fl);
+		set_arith_flags(r, fl, FL_ARITH);
+		addr_reg_set(in, &r->rdi, r->rdi + step);
+		return true;
 	default:
 		return false;
 	}
+}
+
+/* REPE CMPS/SCAS end where the operands differ (ZF clear), REPNE where
+ * they match (ZF set), before the count runs out. */
+static bool rep_ends(const struct insn *in, const struct vcpu_regs *r)
+{
+	bool zf = r->rflags & FL_ZF;
+
+	return compares(in) && (in->rep == INSN_REP_REPNE ? zf : !zf);
 }
 
 static void advance_rip(const struct insn *in, struct vcpu_regs *r)
@@ -928,7 +970,7 @@ enum insn_emu_status insn_emulate(const struct insn *in, const struct guest_mode
 			if (!emulate_string(&e, m, &r))
 				return INSN_EMU_MEM_FAULT;
 			addr_reg_set(in, &r.rcx, count - 1);
-			if (count - 1) {
+			if (count - 1 && !rep_ends(in, &r)) {
 				*regs = r;
 				return INSN_EMU_AGAIN;
 			}

@@ -49,6 +49,8 @@ enum insn_op {
 	INSN_OP_MOVS,          /* ES:[rDI] <- seg:[rSI]: a4 a5 */
 	INSN_OP_STOS,          /* ES:[rDI] <- rAX: aa ab */
 	INSN_OP_LODS,          /* rAX <- seg:[rSI]: ac ad */
+	INSN_OP_CMPS,          /* flags of seg:[rSI] - ES:[rDI]: a6 a7 */
+	INSN_OP_SCAS,          /* flags of rAX - ES:[rDI]: ae af */
 	INSN_OP_COUNT
 };
 

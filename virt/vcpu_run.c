@@ -212,10 +212,10 @@ static void deliver_events(struct vcpu *v)
 	bool want_nmi = false, want_irq = false;
 	int vector;
 
-	if (v->apic.nmi_pending) {
+	if (lapic_nmi_pending(&v->apic, backend->nmi_masked(v))) {
 		if (backend->nmi_allowed(v)) {
 			backend->inject_nmi(v);
-			v->apic.nmi_pending = false;
+			lapic_ack_nmi(&v->apic);
 			v->stats.nmi_injected++;
 		} else {
 			want_nmi = true;

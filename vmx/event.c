@@ -49,6 +49,19 @@ bool vmx_nmi_allowed(struct vcpu *v)
 	       !event_queued();
 }
 
+/* Virtual-NMI blocking, or an NMI in the VM-entry interruption field. */
+bool vmx_nmi_masked(struct vcpu *v)
+{
+	uint32_t info;
+
+	if (!vmcs_make_current(v->arch))
+		return false;
+	info = (uint32_t)vmcs_read(VMCS_ENTRY_INTR_INFO);
+	return (blocking(v) & BLOCKING_BY_NMI) ||
+	       ((info & INTR_INFO_VALID) &&
+		(info & INTR_INFO_TYPE_MASK) >> INTR_INFO_TYPE_SHIFT == INTR_TYPE_NMI);
+}
+
 void vmx_inject_nmi(struct vcpu *v)
 {
 	if (vmcs_make_current(v->arch))

@@ -604,6 +604,8 @@ void vmx_inject_exception(struct vcpu *v, unsigned vector)
 		info |= INTR_INFO_DELIVER_CODE;
 		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE, 0);
 	}
+	if (x86_vector_is_fault(vector))
+		v->regs.rflags |= RFLAGS_RF;
 	vmcs_write(VMCS_ENTRY_INTR_INFO, info);
 }
 
@@ -702,6 +704,7 @@ static const struct virt_backend vmx_backend = {
 	.irq_allowed = vmx_irq_allowed,
 	.inject_irq = vmx_inject_irq,
 	.nmi_allowed = vmx_nmi_allowed,
+	.nmi_masked = vmx_nmi_masked,
 	.inject_nmi = vmx_inject_nmi,
 	.event_window = vmx_event_window,
 	.guest_cr0 = vmx_guest_cr0,

@@ -53,6 +53,7 @@ void vmx_guest_mode(struct vcpu *v, struct guest_mode *m);
 bool vmx_irq_allowed(struct vcpu *v);
 void vmx_inject_irq(struct vcpu *v, uint8_t vector);
 bool vmx_nmi_allowed(struct vcpu *v);
+bool vmx_nmi_masked(struct vcpu *v);
 void vmx_inject_nmi(struct vcpu *v);
 void vmx_event_window(struct vcpu *v, bool irq, bool nmi);
 /* After an exit: the event delivery it interrupted (e->vectoring,

@@ -48,6 +48,7 @@
 #define RFLAGS_FIXED (1ull << 1)
 #define RFLAGS_TF (1ull << 8)
 #define RFLAGS_IF (1ull << 9)
+#define RFLAGS_RF (1ull << 16)
 #define RFLAGS_AC (1ull << 18)
 #define RFLAGS_VM (1ull << 17)
 /* Bits 63:22, 15, 5 and 3 are reserved (zero); bit 1 reads as one. */
@@ -66,6 +67,21 @@
 static inline bool x86_vector_has_error_code(unsigned vector)
 {
 	return vector == 8 || (vector >= 10 && vector <= 14) || vector == 17 || vector == 21;
+}
+
+/* A fault-class exception (SDM vol. 3A table 6-1: not #DB, #BP or #OF,
+ * traps; not #DF or #MC, aborts; not NMI): its delivery pushes RFLAGS with
+ * RF set (SDM vol. 3A, "Instruction-Breakpoint Exception Condition"), so
+ * that the IRET back to the faulting instruction does not stop at an
+ * instruction breakpoint on it again. An injected exception pushes RF as
+ * the entry loads it, whatever the event (SDM vol. 3C, "Details of
+ * Vectored-Event Injection"; SVM's EVENTINJ alike): the hypervisor sets it
+ * for a fault, as KVM does (inject_pending_event). */
+static inline bool x86_vector_is_fault(unsigned vector)
+{
+	return vector < 32 && !((1u << X86_VEC_DB | 1u << X86_VEC_NMI | 1u << X86_VEC_BP |
+				 1u << X86_VEC_OF | 1u << 8 /* #DF */ | 1u << 18 /* #MC */) >>
+				vector & 1);
 }
 
 /* The linear-address width that a CR4 (or a set of CR4 bits a CPU allows)

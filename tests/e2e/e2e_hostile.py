@@ -68,7 +68,7 @@ MUST_PASS = {
                  "WRMSR non-canonical LSTAR", "WRMSR EFER with LME cleared while paging",
                  "WRMSR EFER with LMA cleared while paging", "WRMSR non-canonical KERNEL_GS_BASE",
                  "WRMSR EFER with SVME", "WRMSR PAT with WC", "WRMSR canonical FS base",
-                 "RDMSR VMX_BASIC"],
+                 "RDMSR VMX_BASIC", "#GP of a refused WRMSR: RF set", "#UD of UD2: RF set"],
     "h-cpuid": ["every leaf answers the same twice", "leaf 1 ECX", "SVM hidden",
                 "leaf 0x40000000: \"sprig-hv\""],
     "h-ports": ["port reads", "the PIC masks"],

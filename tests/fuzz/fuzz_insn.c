@@ -91,7 +91,8 @@ static bool is_width(unsigned w)
 
 static bool is_string(const struct insn *in)
 {
-	return in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS || in->op == INSN_OP_LODS;
+	return in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS || in->op == INSN_OP_LODS ||
+	       in->op == INSN_OP_CMPS || in->op == INSN_OP_SCAS;
 }
 
 static void check_decoded(const struct insn *in, size_t n, unsigned bits)
@@ -115,6 +116,7 @@ static void check_decoded(const struct insn *in, size_t n, unsigned bits)
 	FUZZ_ASSERT(in->op != INSN_OP_ALU || in->alu <= INSN_ALU_CMP);
 	/* a register operand, an immediate, or the implicit ones */
 	FUZZ_ASSERT(in->has_imm || in->reg != INSN_REG_NONE || in->op == INSN_OP_MOVS ||
+		    in->op == INSN_OP_CMPS ||
 		    in->op == INSN_OP_NOT || in->op == INSN_OP_NEG || in->op == INSN_OP_INC ||
 		    in->op == INSN_OP_DEC);
 }
@@ -154,6 +156,8 @@ static uint32_t writable_regs(const struct insn *in)
 	case INSN_OP_MOVS: return 1u << 6 | 1u << 7 | 1u << 1;
 	case INSN_OP_STOS: return 1u << 7 | 1u << 1;
 	case INSN_OP_LODS: return 1u << 6 | 1u << 1 | 1u << 0;
+	case INSN_OP_CMPS: return 1u << 6 | 1u << 7 | 1u << 1;
+	case INSN_OP_SCAS: return 1u << 7 | 1u << 1;
 	default: return 0;
 	}
 }

@@ -126,6 +126,11 @@ static const struct dcase decode_cases[] = {
 	{ 64, B("\xf2\xa4"), 2, INSN_OP_MOVS, "repne movsb" },
 	{ 64, B("\x67\xf3\xa4"), 3, INSN_OP_MOVS, "rep movsb" },
 	{ 64, B("\xf2\xf3\xa4"), 3, INSN_OP_MOVS, "rep movsb" }, /* the last of F2/F3 wins */
+	{ 64, B("\xf3\xa6"), 2, INSN_OP_CMPS, "repe cmpsb" },
+	{ 64, B("\xf2\x48\xa7"), 3, INSN_OP_CMPS, "repne cmpsq" },
+	{ 64, B("\x64\xa7"), 2, INSN_OP_CMPS, "cmpsd (fs:)" },
+	{ 64, B("\xae"), 1, INSN_OP_SCAS, "scasb" },
+	{ 64, B("\xf2\x66\xaf"), 3, INSN_OP_SCAS, "repne scasw" },
 
 	/* 32-bit code */
 	{ 32, B("\x89\x48\x20"), 3, INSN_OP_MOV_STORE, "mov dword [eax+0x20], ecx" },
@@ -289,8 +294,6 @@ static const struct bad_case bad_cases[] = {
 	{ 64, B("\xff\x33"), INSN_UNSUPPORTED },         /* push [rbx] */
 	{ 64, B("\xc6\x0b\x00"), INSN_UNSUPPORTED },     /* c6 /1 */
 	{ 64, B("\x82\x03\x01"), INSN_UNSUPPORTED },
-	{ 64, B("\xa6"), INSN_UNSUPPORTED },             /* cmpsb */
-	{ 64, B("\xae"), INSN_UNSUPPORTED },             /* scasb */
 	{ 64, B("\x6c"), INSN_UNSUPPORTED },             /* insb */
 	{ 64, B("\x0f\xa3\x03"), INSN_UNSUPPORTED },     /* bt */
 	{ 32, B("\x63\x03"), INSN_UNSUPPORTED },         /* arpl */
@@ -845,6 +848,68 @@ TEST(insn_emulate_rep_stos_lods)
 	CHECK(e.f.acc[0].addr == 0x1100 && e.f.acc[1].addr == 0x1800);
 	REQUIRE(emulate(&e, B("\x64\xaa")) == INSN_EMU_DONE);
 	CHECK(e.f.acc[2].addr == 0x1801);
+}
+
+/* CMPS and SCAS (kvm-unit-tests emulator: repe cmps against MMIO, scas):
+ * flags as CMP of the first operand with the second; REPE ends where they
+ * differ, REPNE where they match, else when the count runs out. */
+TEST(insn_emulate_cmps_scas)
+{
+	struct env e;
+	enum insn_emu_status st;
+	int iters = 0;
+
+	/* repe cmpsb over 8 equal bytes, the 9th differs: 9 iterations. */
+	env_init(&e, 64);
+	memcpy(&e.f.mem[0x800], &e.f.mem[0x100], 8);
+	e.f.mem[0x808] = (uint8_t)(e.f.mem[0x108] + 1);
+	e.r.rcx = 20;
+	e.r.rsi = 0x1100;
+	e.r.rdi = 0x1800;
+	REQUIRE(insn_decode((const uint8_t *)"\xf3\xa6", 2, 64, &e.in) == INSN_OK);
+	struct insn_access acc[2];
+	CHECK(insn_accesses(&e.in, &e.m, &e.r, acc) == 2);
+	CHECK(acc[0].linear == 0x1100 && !acc[0].write && acc[1].linear == 0x1800 && !acc[1].write);
+	while ((st = insn_emulate(&e.in, &e.m, &e.r, &fake_ops, &e.f)) == INSN_EMU_AGAIN)
+		iters++;
+	CHECK(st == INSN_EMU_DONE && iters == 8 && e.r.rip == 0x102);
+	CHECK(e.r.rcx == 11 && e.r.rsi == 0x1109 && e.r.rdi == 0x1809);
+	CHECK((e.r.rflags & FL_ARITH) == (FL_CF | FL_PF | FL_AF | FL_SF)); /* x - (x+1) = -1 */
+	CHECK(e.f.nacc == 18); /* two reads each */
+	for (unsigned i = 0; i < 8; i++)
+		CHECK(!e.f.acc[i].write);
+
+	/* All equal: the count runs out with ZF set. */
+	env_init(&e, 64);
+	memcpy(&e.f.mem[0x800], &e.f.mem[0x100], 16);
+	e.r.rcx = 2;
+	e.r.rsi = 0x1100;
+	e.r.rdi = 0x1800;
+	REQUIRE(insn_decode((const uint8_t *)"\xf3\x48\xa7", 3, 64, &e.in) == INSN_OK);
+	CHECK(insn_emulate(&e.in, &e.m, &e.r, &fake_ops, &e.f) == INSN_EMU_AGAIN);
+	CHECK(insn_emulate(&e.in, &e.m, &e.r, &fake_ops, &e.f) == INSN_EMU_DONE);
+	CHECK(e.r.rcx == 0 && e.r.rsi == 0x1110 && e.r.rdi == 0x1810 && (e.r.rflags & FL_ZF));
+
+	/* repne scasw finds AX at the third word, backwards from DI. */
+	env_init(&e, 64);
+	e.r.rflags = 0x2 | FL_DF;
+	e.r.rax = 0xffff0000u | e.f.mem[0x7fc] | e.f.mem[0x7fd] << 8;
+	e.r.rcx = 10;
+	e.r.rdi = 0x1800;
+	REQUIRE(insn_decode((const uint8_t *)"\xf2\x66\xaf", 3, 64, &e.in) == INSN_OK);
+	iters = 0;
+	while ((st = insn_emulate(&e.in, &e.m, &e.r, &fake_ops, &e.f)) == INSN_EMU_AGAIN)
+		iters++;
+	CHECK(st == INSN_EMU_DONE && iters == 2 && e.r.rcx == 7 && e.r.rdi == 0x17fa);
+	CHECK((e.r.rflags & FL_ARITH) == (FL_ZF | FL_PF));
+	CHECK(e.f.acc[0].addr == 0x1800 && e.f.acc[2].addr == 0x17fc);
+
+	/* scasb without REP: one compare of AL, RCX untouched. */
+	env_init(&e, 64);
+	e.r.rdi = 0x1100;
+	REQUIRE(emulate(&e, B("\xae")) == INSN_EMU_DONE);
+	CHECK(e.r.rdi == 0x1101 && e.r.rcx == 0x8899aabbccddeeffull);
+	CHECK(!(e.r.rflags & FL_ZF)); /* 0x88 - 0x80 */
 }
 
 /* The count and pointers move at the address size. */

@@ -510,7 +510,10 @@ TEST(lapic_apr)
 	CHECK_EQ_U64(rd(&a, LAPIC_REG_APR), 0x7a);
 }
 
-TEST(lapic_level_eoi_clears_tmr)
+/* SDM 10.8.4: accepting a vector sets its TMR bit for a level-triggered
+ * interrupt and clears it for an edge one; the EOI leaves it (kvm-unit-tests
+ * ioapic: "TMR for ioapic level interrupts (expected true)"). */
+TEST(lapic_tmr_set_by_acceptance)
 {
 	struct lapic a;
 
@@ -523,7 +526,33 @@ TEST(lapic_level_eoi_clears_tmr)
 	wr(&a, LAPIC_REG_EOI, 0);
 	CHECK(!isr(&a, 0x61) && isr(&a, 0x60) && tmr(&a, 0x60));
 	wr(&a, LAPIC_REG_EOI, 0);
-	CHECK(!isr(&a, 0x60) && !tmr(&a, 0x60));
+	CHECK(!isr(&a, 0x60) && tmr(&a, 0x60));
+	lapic_set_irq(&a, 0x60, false); /* the same vector, edge this time */
+	CHECK(!tmr(&a, 0x60));
+	lapic_ack_irq(&a, 0x60);
+	lapic_set_irq(&a, 0x61, true);
+	CHECK(tmr(&a, 0x61));
+}
+
+/* 10.12.1.2: the x2APIC MSRs 0x810-0x817, 0x818-0x81f and 0x820-0x827 read
+ * the eight 32-bit words of ISR, TMR and IRR, each its own. */
+TEST(lapic_x2apic_vector_set_words)
+{
+	struct lapic a;
+	uint64_t v;
+
+	setup_x2apic(&a, 0);
+	lapic_set_irq(&a, 0x79, true);  /* word 3, bit 25 */
+	lapic_set_irq(&a, 0xe1, false); /* word 7, bit 1 */
+	lapic_ack_irq(&a, 0xe1);
+	for (unsigned w = 0; w < 8; w++) {
+		REQUIRE(lapic_msr_read(&a, 0x818 + w, &v, 0));
+		CHECK_EQ_U64(v, w == 3 ? 1u << 25 : 0);
+		REQUIRE(lapic_msr_read(&a, 0x820 + w, &v, 0));
+		CHECK_EQ_U64(v, w == 3 ? 1u << 25 : 0);
+		REQUIRE(lapic_msr_read(&a, 0x810 + w, &v, 0));
+		CHECK_EQ_U64(v, w == 7 ? 1u << 1 : 0);
+	}
 }
 
 TEST(lapic_illegal_vectors_and_error_lvt)
@@ -779,6 +808,36 @@ TEST(lapic_nmi_init_sipi)
 	CHECK_EQ_U64(rd(&a[2], LAPIC_REG_ID), 0x09000000);
 	CHECK_EQ_U64(rd(&a[2], LAPIC_REG_TPR), 0);
 	CHECK(!a[2].nmi_pending && !a[2].sipi_pending);
+}
+
+/* Two NMIs that arrive before the vCPU enters (one from another CPU, one it
+ * sent itself) are both taken, one after the other; while the CPU blocks
+ * NMIs one waits, as the CPU latches one (kvm-unit-tests apic: multiple
+ * nmi, pending nmi). */
+TEST(lapic_nmis_pending)
+{
+	struct lapic_bus bus = { 0 };
+	struct lapic a[2];
+
+	setup_bus(&bus, a, 2);
+	CHECK(!lapic_nmi_pending(&a[0], false));
+	send(&a[1], 0, LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	send(&a[0], 0, (LAPIC_DEST_SELF << 18) | LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	send(&a[1], 0, LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8)); /* a third: lost */
+	CHECK(lapic_nmi_pending(&a[0], false));
+	lapic_ack_nmi(&a[0]);                   /* the first injected */
+	CHECK(lapic_nmi_pending(&a[0], true));  /* the second waits for its IRET */
+	lapic_ack_nmi(&a[0]);
+	CHECK(!lapic_nmi_pending(&a[0], false));
+
+	/* Sent while the handler blocks NMIs: ten collapse into one. */
+	for (int i = 0; i < 10; i++)
+		send(&a[0], 0, (LAPIC_DEST_SELF << 18) | LAPIC_ICR_ASSERT | (LAPIC_DM_NMI << 8));
+	CHECK(lapic_nmi_pending(&a[0], true));
+	CHECK(lapic_nmi_pending(&a[0], false)); /* its IRET ran */
+	lapic_ack_nmi(&a[0]);
+	CHECK(!lapic_nmi_pending(&a[0], false));
+	CHECK(!lapic_nmi_pending(&a[1], false));
 }
 
 /* The INIT/SIPI state machine a vCPU runs before each entry
@@ -1457,7 +1516,7 @@ static const char *break_apic(unsigned i, struct lapic *a, bool *xapic, bool **f
 	case 20: a->tmr[0] |= 1u << 15; return "TMR holds vector 15";
 	case 21: a->irr[0] = 1; return "IRR holds vector 0";
 	case 22: *flag = &a->timer_armed; return "timer_armed";
-	case 23: *flag = &a->nmi_pending; return "nmi_pending";
+	case 23: a->nmi_pending = 3; return "3 NMIs pending, at most 2 wait";
 	case 24: *flag = &a->init_pending; return "init_pending";
 	case 25: *flag = &a->sipi_pending; return "sipi_pending";
 	case 26: a->tsc_deadline = 5; return "TSC deadline 0x5 armed outside TSC-deadline mode";
