@@ -52,7 +52,8 @@ enum {
 
 #define SECTOR 512
 #define QSIZE 8
-#define POLLS 1000000
+#define POLLS 1000000	/* reads of the used ring in memory */
+#define REG_POLLS 10000	/* reads of a register: each is an exit under sprig */
 
 /* The ring area: guard bytes round the rings and the request, all owned by
  * this guest; the device may write only the used ring, the data buffer and
@@ -262,7 +263,7 @@ static bool reset_device(const char *name)
 {
 	cc_write8(CC_STATUS, 0);
 	/* 4.1.4.3.2: the reset is done once status reads back 0 */
-	for (int i = 0; i < POLLS; i++)
+	for (int i = 0; i < REG_POLLS; i++)
 		if (!cc_read8(CC_STATUS))
 			return true;
 	fail(name, "status 0x%x after a reset", cc_read8(CC_STATUS));
@@ -463,7 +464,7 @@ static void bad_ring(enum bad k)
 		return;
 	publish(k);
 	/* a device may take the notification later (QEMU's does) */
-	for (int i = 0; i < POLLS && !(cc_read8(CC_STATUS) & ST_NEEDS_RESET) && !used_idx(); i++)
+	for (int i = 0; i < REG_POLLS && !(cc_read8(CC_STATUS) & ST_NEEDS_RESET) && !used_idx(); i++)
 		;
 	st = cc_read8(CC_STATUS);
 	isr = isr_read();
