@@ -27,9 +27,10 @@ import os
 import random
 import re
 import subprocess
+import zlib
 
 from e2e_linux_snap import Shell, free_bytes
-from machine import PROMPT, ROOT, Machine, make_iso
+from machine import GUESTS_DIR, PROMPT, ROOT, Machine, guest_lines, make_iso
 
 SCENARIOS = ["virtio_linux"]
 
@@ -44,6 +45,16 @@ MARGIN_MIB = 8     # guest memory the fill leaves free: backed or not, the noise
 TOLERANCE_MIB = 16
 REPORT_MIB = 48
 MEMINFO = "awk '/%s:/{print int($2/1024)}' /proc/meminfo"
+BAD_GUEST = os.path.join(GUESTS_DIR, "virtio_bad.elf")
+# guests/virtio_bad.c's bad rings, in its order, and sprig's reason for each
+BAD_RINGS = [
+    ("mmio-buffer", r"descriptor 1: buffer 0xfe000000\+512 is outside guest RAM"),
+    ("past-ram", r"descriptor 1: buffer 0x[0-9a-f]+\+512 is outside guest RAM"),
+    ("loop", r"chain at head 0 runs past 8 descriptors \(a loop\?\)"),
+    ("next-past-queue", r"descriptor 200 past the queue's table of 8"),
+    ("avail-past-queue", r"available idx 1000 is 1000 entries past 0, the queue holds 8"),
+    ("no-status", r"a request without its header or status byte"),
+]
 
 
 def disk_image():
@@ -169,10 +180,49 @@ def balloon_checks(check, m, sh):
           counter(out3, "bad_rings") == 0, out3)
 
 
+def bad_ring_checks(check, m, sh, disk, after):
+    """With the Linux VM paused, a second VM on the same disk module
+    (guests/virtio_bad.c) reads sector 0, then writes one bad ring after
+    another, resetting the device between them: each sets
+    DEVICE_NEEDS_RESET without a byte of its memory written, sprig reports
+    each, and a good read works after each reset. The Linux VM then goes on
+    and reads its whole disk through the page cache's drop, as it left it."""
+    with open(disk, "rb") as f:
+        crc = zlib.crc32(f.read(512))
+    m.send("\x1d")
+    m.expect(PROMPT, timeout=60)
+    out = m.command("vm create vbad virtio_bad disk=vdisk mem=64M -- crc=0x%08x sectors=%d"
+                    % (crc, DISK_BYTES // 512))
+    check("bad-ring/create", "vm vbad created" in out, out)
+    out = m.command("vm run vbad timeout=120", timeout=300)
+    lines = guest_lines(out, "vbad")
+    want = ["PASS: find-device", "PASS: good-read"] + [
+        "PASS: %s%s" % (case, end) for case, _ in BAD_RINGS for end in ("", "/recovered")]
+    missing = [w for w in want if w not in lines]
+    check("bad-ring/guest-passes", not missing and not any(l.startswith("FAIL") for l in lines)
+          and "vm vbad exited: status 0" in out, "missing %s\n%s" % (missing, out[-4000:]))
+    reports = re.findall(r"^vm vbad: virtio-blk: (.*); device needs reset\s*$", out, re.M)
+    check("bad-ring/each-reported", len(reports) == len(BAD_RINGS) and all(
+        re.fullmatch(why, got) for (_, why), got in zip(BAD_RINGS, reports)),
+        "\n".join(reports))
+    out = m.command("stats vbad")
+    check("bad-ring/sprig-goes-on", "vm vbad (" in out and "sprig " in m.command("version"), out)
+    m.command("vm destroy vbad")
+    m.send("vm console linux timeout=3600\r")
+    m.expect("(Ctrl-] detaches)", timeout=60)
+    out, _ = sh.run("echo 3 >/proc/sys/vm/drop_caches; md5sum /dev/vda; echo rc=$?")
+    sums = re.findall(r"^([0-9a-f]{32})  /dev/vda$", out, re.M)
+    check("bad-ring/linux-reads-its-disk", sums == [after] and "rc=0" in out,
+          "%s want %s\n%s" % (sums, after, out))
+    check("bad-ring/linux-device-untouched", "vm linux: virtio" not in m.log,
+          m.log[-2000:])
+
+
 def virtio_linux(check):
-    subprocess.run(["make", "-s", "-C", ROOT, "linux-images"], check=True)
+    subprocess.run(["make", "-s", "-C", ROOT, "linux-images",
+                    os.path.relpath(BAD_GUEST, ROOT)], check=True)
     disk, before, after = disk_image()
-    iso = make_iso("virtio", "", [VMLINUZ, INITRD, disk])
+    iso = make_iso("virtio", "", [VMLINUZ, INITRD, disk, BAD_GUEST])
     m = Machine(iso, smp=2, mem="1G")
     try:
         m.expect(PROMPT, timeout=120)
@@ -185,6 +235,7 @@ def virtio_linux(check):
         sh = Shell(m)
         disk_checks(check, sh, boot, before, after)
         balloon_checks(check, m, sh)
+        bad_ring_checks(check, m, sh, disk, after)
         m.send("poweroff -f\r")
         out = m.expect(PROMPT, timeout=120)
         check("virtio/poweroff", "vm linux exited: status 0" in out, out[-2000:])
