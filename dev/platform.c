@@ -276,4 +276,11 @@ void platform_print_stats(const struct vm *vm)
 		if (p->ioapic.delivered[pin])
 			kprintf("  ioapic_pin_%-15u %llu\n", pin,
 				(unsigned long long)p->ioapic.delivered[pin]);
+	if (p->disk.blk.bytes) {
+		kprintf("  %-26s %llu\n", "virtio_blk_reads", (unsigned long long)p->disk.blk.reads);
+		kprintf("  %-26s %llu\n", "virtio_blk_writes", (unsigned long long)p->disk.blk.writes);
+		kprintf("  %-26s %llu\n", "virtio_blk_ioerrs", (unsigned long long)p->disk.blk.ioerrs);
+		kprintf("  %-26s %llu\n", "virtio_blk_bad_rings",
+			(unsigned long long)p->disk.vv.vp.bad_rings);
+	}
 }

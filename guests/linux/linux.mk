@@ -64,7 +64,7 @@ $(LINUX_DIR)/disk.img: docs/virtio.md
 	@tools/deps.sh linux
 	rm -rf $(LINUX_DIR)/disk.d && mkdir -p $(LINUX_DIR)/disk.d
 	cp docs/virtio.md $(LINUX_DIR)/disk.d/
-	mke2fs -q -F -t ext2 -b 1024 -L sprig -d $(LINUX_DIR)/disk.d $@.tmp 4M
+	mke2fs -q -F -t ext2 -b 1024 -L sprig -d $(LINUX_DIR)/disk.d $@.tmp 4M >/dev/null
 	mv $@.tmp $@
 
 # make run-linux: sprig under QEMU with 2 CPUs, booting the Linux guest.

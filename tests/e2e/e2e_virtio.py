@@ -4,8 +4,10 @@ boot of sprig, one Linux VM with a writable disk made from a module
 modules from the initramfs, its shell on an attached `vm console` (Ctrl-]
 pauses the VM for sprig's console).
 
-Disk: the device on the virtio bus (/sys/bus/virtio/devices, device ID 2)
-and as /dev/vda of the module's size, the disk read whole with the module's
+Disk: the module is an ext2 image made with mke2fs, holding a file of
+seeded random bytes. The device on the virtio bus (/sys/bus/virtio/devices,
+device ID 2) and as /dev/vda of the module's size; the file system mounted
+and the file's checksum right; the disk read whole with the module's
 checksum, a 4 KiB block written, the page cache dropped and the disk read
 back with the checksum of the image so changed.
 
@@ -36,7 +38,9 @@ SCENARIOS = ["virtio_linux"]
 
 VMLINUZ = os.path.join(ROOT, "build", "linux", "vmlinuz")
 INITRD = os.path.join(ROOT, "build", "linux", "initrd")
-DISK_BYTES = 1 << 20
+DISK_BYTES = 2 << 20
+PAYLOAD = "payload.bin"
+PAYLOAD_BYTES = 300 * 1024
 BLOCK = 4096
 COPY_TO = 10  # block 0 is written over block 10
 MIB = 1 << 20
@@ -58,17 +62,25 @@ BAD_RINGS = [
 
 
 def disk_image():
-    """build/e2e/vdisk: DISK_BYTES of seeded random bytes; its md5 and the
-    md5 once block 0 is copied over block COPY_TO."""
-    data = bytearray(random.Random(28).randbytes(DISK_BYTES))
+    """build/e2e/vdisk: an ext2 file system of DISK_BYTES (mke2fs, as a user
+    makes a disk image) holding PAYLOAD, seeded random bytes; the image's
+    md5, its md5 once block 0 is copied over block COPY_TO, and PAYLOAD's."""
     out = os.path.join(ROOT, "build", "e2e")
-    os.makedirs(out, exist_ok=True)
+    tree = os.path.join(out, "vdisk.d")
+    os.makedirs(tree, exist_ok=True)
+    payload = random.Random(28).randbytes(PAYLOAD_BYTES)
+    with open(os.path.join(tree, PAYLOAD), "wb") as f:
+        f.write(payload)
     path = os.path.join(out, "vdisk")
-    with open(path, "wb") as f:
-        f.write(data)
+    if os.path.exists(path):
+        os.remove(path)
+    subprocess.run(["mke2fs", "-q", "-F", "-t", "ext2", "-b", "1024", "-d", tree, path,
+                    "%dk" % (DISK_BYTES // 1024)], check=True, stdout=subprocess.DEVNULL)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
     before = hashlib.md5(data).hexdigest()
     data[COPY_TO * BLOCK:(COPY_TO + 1) * BLOCK] = data[:BLOCK]
-    return path, before, hashlib.md5(data).hexdigest()
+    return path, before, hashlib.md5(data).hexdigest(), hashlib.md5(payload).hexdigest()
 
 
 def meminfo(sh, key):
@@ -122,13 +134,17 @@ def about(delta, want):
     return abs(delta - want * MIB) <= TOLERANCE_MIB * MIB
 
 
-def disk_checks(check, sh, boot, before, after):
+def disk_checks(check, sh, boot, before, after, payload):
     out, _ = sh.run("ls /sys/bus/virtio/devices; cat /sys/bus/virtio/devices/*/device")
     check("virtio/modules-loaded", "insmod" not in boot, boot[-3000:])
     check("virtio/bus-lists-devices", "virtio0" in out and "virtio1" in out and
           "0x0002" in out and "0x0005" in out, out)
     out, _ = sh.run("cat /sys/block/vda/size")
     check("virtio/vda-size", str(DISK_BYTES // 512) in out.splitlines()[1:], out)
+    out, _ = sh.run("mount -o ro /dev/vda /mnt && md5sum /mnt/%s; umount /mnt; echo rc=$?"
+                    % PAYLOAD)
+    check("virtio/mount-file-md5", "%s  /mnt/%s" % (payload, PAYLOAD) in out and
+          "rc=0" in out, out)
     out, _ = sh.run("md5sum /dev/vda; dd if=/dev/vda of=/tmp/b bs=%d count=1 2>/dev/null; "
                     "dd if=/tmp/b of=/dev/vda bs=%d seek=%d conv=fsync 2>/dev/null; "
                     "echo 3 >/proc/sys/vm/drop_caches; md5sum /dev/vda" % (BLOCK, BLOCK, COPY_TO))
@@ -207,6 +223,7 @@ def bad_ring_checks(check, m, sh, disk, after):
         "\n".join(reports))
     out = m.command("stats vbad")
     check("bad-ring/sprig-goes-on", "vm vbad (" in out and "sprig " in m.command("version"), out)
+    check("bad-ring/counted", counter(out, "virtio_blk_bad_rings") == len(BAD_RINGS), out)
     m.command("vm destroy vbad")
     m.send("vm console linux timeout=3600\r")
     m.expect("(Ctrl-] detaches)", timeout=60)
@@ -221,7 +238,7 @@ def bad_ring_checks(check, m, sh, disk, after):
 def virtio_linux(check):
     subprocess.run(["make", "-s", "-C", ROOT, "linux-images",
                     os.path.relpath(BAD_GUEST, ROOT)], check=True)
-    disk, before, after = disk_image()
+    disk, before, after, payload = disk_image()
     iso = make_iso("virtio", "", [VMLINUZ, INITRD, disk, BAD_GUEST])
     m = Machine(iso, smp=2, mem="1G")
     try:
@@ -233,7 +250,7 @@ def virtio_linux(check):
         # The line is there or expect times out: what came before it and after.
         boot = m.expect("sprig-linux: up, 1 CPUs", timeout=240) + m.expect("# ", timeout=60)
         sh = Shell(m)
-        disk_checks(check, sh, boot, before, after)
+        disk_checks(check, sh, boot, before, after, payload)
         balloon_checks(check, m, sh)
         bad_ring_checks(check, m, sh, disk, after)
         m.send("poweroff -f\r")
