@@ -10,9 +10,8 @@ log; zap: the hint skips empty leaf tables only when on, and with it the zaps
 visit fewer entries), the MMU audit clean (a failed audit fails the scenario's
 data). Figures are `make report`'s; a bad argument is refused."""
 import os
-import subprocess
 
-from machine import GUESTS_DIR, ROOT, Machine, bench_lines, make_iso
+from machine import GUESTS_DIR, ROOT, Machine, bench_lines, make_iso, make_linux_images
 
 SCENARIOS = ["linux_bench"]
 
@@ -30,7 +29,7 @@ def by(rows, key):
 
 
 def linux_bench(check):
-    subprocess.run(["make", "-s", "-C", ROOT, "linux-images"], check=True)
+    make_linux_images()
     m = Machine(make_iso("linux-bench", "", MODULES), smp=3, mem="2G")
     try:
         m.expect("sprig> ", timeout=120)

@@ -8,10 +8,9 @@ parent and its 4 clones, the descriptors and memory came back (a failed
 audit fails a row), and sprig's free memory is what it was before. Figures
 are `make report`'s; a stray mib= is refused."""
 import os
-import subprocess
 
 from e2e_linux_snap import free_bytes
-from machine import PROMPT, ROOT, Machine, bench_lines, make_iso, scenario_main
+from machine import PROMPT, ROOT, Machine, bench_lines, make_iso, scenario_main, make_linux_images
 
 SCENARIOS = ["linux_fork"]
 
@@ -24,7 +23,7 @@ KEPT_MAX = 64 << 10
 
 
 def linux_fork(check):
-    subprocess.run(["make", "-s", "-C", ROOT, "linux-images"], check=True)
+    make_linux_images()
     m = Machine(make_iso("linux-fork", "", MODULES), mem="1G")
     try:
         m.expect(PROMPT, timeout=120)

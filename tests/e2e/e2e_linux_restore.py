@@ -10,9 +10,8 @@ prefetch mapped nothing when off, and with 2 MiB chunks it cut the faults;
 and sprig's free memory is exactly as before the run. Figures (128 MiB, every
 chunk and mode) are `make report`'s; a bad argument is refused."""
 import os
-import subprocess
 
-from machine import ROOT, Machine, bench_lines, make_iso, scenario_main
+from machine import ROOT, Machine, bench_lines, make_iso, scenario_main, make_linux_images
 from e2e_input import memory_state
 
 SCENARIOS = ["linux_restore"]
@@ -27,7 +26,7 @@ FIELDS = ("faults", "filled_pages", "time_ns", "touch_ns", "mib", "mem_mib",
 
 
 def linux_restore(check):
-    subprocess.run(["make", "-s", "-C", ROOT, "linux-images"], check=True)
+    make_linux_images()
     m = Machine(make_iso("linux-restore", "", MODULES), smp=2, mem="2G")
     try:
         m.expect("sprig> ", timeout=120)

@@ -25,10 +25,9 @@ the host's loosely (no stall, no step back, no leap)."""
 import hashlib
 import os
 import re
-import subprocess
 import time
 
-from machine import PROMPT, ROOT, Machine, Timeout, make_iso, scenario_main
+from machine import PROMPT, ROOT, Machine, Timeout, make_iso, scenario_main, make_linux_images
 
 SCENARIOS = ["linux_snapshot"]
 
@@ -185,7 +184,7 @@ def responds(check, m, sh, name, label):
 
 
 def linux_snapshot(check):
-    subprocess.run(["make", "-s", "-C", ROOT, "linux-images"], check=True)
+    make_linux_images()
     m = Machine(make_iso("linux-snap", "", [VMLINUZ, INITRD]), smp=2, mem="2G")
     t_scenario = time.time()
     try:

@@ -32,7 +32,7 @@ import subprocess
 import zlib
 
 from e2e_linux_snap import Shell, free_bytes
-from machine import GUESTS_DIR, PROMPT, ROOT, Machine, guest_lines, make_iso
+from machine import GUESTS_DIR, PROMPT, ROOT, Machine, guest_lines, make_iso, make_linux_images
 
 SCENARIOS = ["virtio_linux"]
 
@@ -236,8 +236,7 @@ def bad_ring_checks(check, m, sh, disk, after):
 
 
 def virtio_linux(check):
-    subprocess.run(["make", "-s", "-C", ROOT, "linux-images",
-                    os.path.relpath(BAD_GUEST, ROOT)], check=True)
+    make_linux_images(os.path.relpath(BAD_GUEST, ROOT))
     disk, before, after, payload = disk_image()
     iso = make_iso("virtio", "", [VMLINUZ, INITRD, disk, BAD_GUEST])
     m = Machine(iso, smp=2, mem="1G")
