@@ -1,11 +1,13 @@
 /* Multiboot 1 loader: a planning pass that validates the image and computes
  * where everything goes (shared by mb1_check and mb1_load, so that the two
- * can never disagree), then a writing pass that only copies. The image is
+ * can never disagree; the kernel's format is parsed by mb1_elf.c or
+ * mb1_aout.c, mb1_plan.h), then a writing pass that only copies. The image is
  * read byte-wise with memcpy: it may be unaligned and no field is trusted
  * before its bounds are checked. Every sum of guest addresses is done in 64
  * bits on values already known to be below 2^32 or checked with
  * __builtin_add_overflow. */
 #include "loader/mb1_loader.h"
+#include "loader/mb1_plan.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/refuse.h"
@@ -16,10 +18,7 @@
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
-/* The header must lie in the first 8 KiB, 32-bit aligned. */
-#define HEADER_SEARCH_BYTES 8192u
 #define HEADER_BASE_BYTES 12u   /* magic, flags, checksum */
-#define HEADER_AOUT_BYTES 32u   /* ... header_addr, load_addr, load_end, bss_end, entry */
 
 enum {
 	HF_PAGE_ALIGN_MODULES = 1u << 0,
@@ -70,58 +69,9 @@ enum {
 #define MEM_USABLE MB1_MEM_USABLE
 _Static_assert(MB1_MEM_USABLE == E820_RAM && MB1_MEM_RESERVED == E820_RESERVED,
 	       "multiboot's memory types are e820's");
-/* Boundaries: two per entry of the default map and per range; entries: one fewer. */
-#define MAP_POINTS_MAX (2 * PC_E820_MAX + 2 * MB1_RANGES_MAX)
-#define MAP_MAX (MAP_POINTS_MAX - 1)
 /* QEMU's area: the map at 0x9000, the info at 0x9500. */
 #define FIXED_START MB1_MMAP_GPA
 #define FIXED_END (MB1_INFO_GPA + MBI_SIZE)
-
-/* ELF32, the subset a loader needs. */
-#define EI_NIDENT 16
-#define EI_CLASS 4
-#define EI_DATA 5
-#define EI_VERSION 6
-#define ELFCLASS32 1
-#define ELFCLASS64 2
-#define ELFDATA2LSB 1
-#define EV_CURRENT 1
-#define ET_EXEC 2
-#define EM_386 3
-#define EM_X86_64 62
-#define PT_LOAD 1
-#define PF_X 1
-#define EHDR_SIZE 52
-#define PHDR_SIZE 32
-#define MAX_PHDRS 64
-
-/* What the planning pass found and decided. */
-struct mb1_plan {
-	bool aout;
-	uint32_t flags;
-	uint32_t entry;
-	/* a.out kludge: one range from the file, then bss. */
-	uint64_t aout_offset, aout_file_size, aout_mem_size;
-	/* ELF: the validated program header table. */
-	uint64_t phoff;
-	uint32_t phentsize, phnum;
-	/* [kernel_start, kernel_end): every loaded byte, bss included. */
-	uint64_t kernel_start, kernel_end;
-	/* Placement after the kernel. */
-	uint64_t mods_table, strings, strings_size, first_module, end;
-	/* The memory map, and where it and the info go. */
-	struct map_entry {
-		uint64_t base, end;
-		uint32_t type;
-	} map[MAP_MAX];
-	uint32_t n_map, mem_lower, mem_upper;
-	uint64_t mmap_gpa, info_gpa;
-};
-
-struct elf_segment {
-	uint32_t type, flags;
-	uint64_t offset, vaddr, paddr, file_size, mem_size;
-};
 
 /* Round up to a page; false on overflow. */
 static bool page_align(uint64_t x, uint64_t *out)
@@ -130,27 +80,6 @@ static bool page_align(uint64_t x, uint64_t *out)
 		return false;
 	*out = (x + PAGE_SIZE - 1) & ~(PAGE_SIZE - 1);
 	return true;
-}
-
-/* Program header i of a table plan_elf has bounded inside the image. */
-static void elf_segment_read(const uint8_t *img, const struct mb1_plan *p, uint32_t i,
-			     struct elf_segment *s)
-{
-	const uint8_t *ph = img + p->phoff + (uint64_t)i * p->phentsize;
-
-	s->type = rd32(ph + 0);
-	s->offset = rd32(ph + 4);
-	s->vaddr = rd32(ph + 8);
-	s->paddr = rd32(ph + 12);
-	s->file_size = rd32(ph + 16);
-	s->mem_size = rd32(ph + 20);
-	s->flags = rd32(ph + 24);
-}
-
-/* Segments QEMU loads: PT_LOAD with a non-zero size in memory. */
-static bool elf_segment_loaded(const struct elf_segment *s)
-{
-	return s->type == PT_LOAD && s->mem_size;
 }
 
 static int find_header(const uint8_t *img, uint64_t size, uint64_t *off, uint32_t *flags,
@@ -177,174 +106,6 @@ static int find_header(const uint8_t *img, uint64_t size, uint64_t *off, uint32_
 	if (magic_seen)
 		return refuse(err, errlen, "bad multiboot header checksum");
 	return refuse(err, errlen, "no multiboot header in the first 8 KiB");
-}
-
-static int plan_aout(const uint8_t *img, uint64_t size, uint64_t hoff, uint64_t guest_mem,
-		     struct mb1_plan *p, char *err, size_t errlen)
-{
-	const uint8_t *h = img + hoff;
-	uint32_t header_addr, load_addr, load_end, bss_end, entry;
-	uint64_t header_in_load, load_size;
-
-	if (hoff + HEADER_AOUT_BYTES > size || hoff + HEADER_AOUT_BYTES > HEADER_SEARCH_BYTES)
-		return refuse(err, errlen, "a.out kludge: multiboot header truncated");
-	header_addr = rd32(h + 12);
-	load_addr = rd32(h + 16);
-	load_end = rd32(h + 20);
-	bss_end = rd32(h + 24);
-	entry = rd32(h + 28);
-
-	if (header_addr < load_addr)
-		return refuse(err, errlen, "a.out kludge: header_addr 0x%x below load_addr 0x%x",
-			      header_addr, load_addr);
-	header_in_load = header_addr - load_addr;
-	if (header_in_load > hoff)
-		return refuse(err, errlen,
-			      "a.out kludge: header_addr 0x%x - load_addr 0x%x puts the load "
-			      "start before the file", header_addr, load_addr);
-	p->aout_offset = hoff - header_in_load;
-	if (load_end) {
-		if (load_end < load_addr)
-			return refuse(err, errlen,
-				      "a.out kludge: load_end_addr 0x%x below load_addr 0x%x",
-				      load_end, load_addr);
-		load_size = load_end - load_addr;
-		if (load_size > size - p->aout_offset)
-			return refuse(err, errlen,
-				      "a.out kludge: load range 0x%x-0x%x runs past the end of the "
-				      "file", load_addr, load_end);
-	} else {
-		load_size = size - p->aout_offset;
-	}
-	p->aout_file_size = load_size;
-	p->aout_mem_size = load_size;
-	if (bss_end) {
-		if (bss_end < load_addr + load_size)
-			return refuse(err, errlen,
-				      "a.out kludge: bss_end_addr 0x%x below the end of the loaded "
-				      "image 0x%llx", bss_end,
-				      (unsigned long long)(load_addr + load_size));
-		p->aout_mem_size = bss_end - load_addr;
-	}
-	if (!load_size)
-		return refuse(err, errlen, "a.out kludge: nothing to load");
-	if (p->aout_mem_size > guest_mem || load_addr > guest_mem - p->aout_mem_size)
-		return refuse(err, errlen,
-			      "a.out kludge: image 0x%x-0x%llx lies outside guest memory (0x%llx)",
-			      load_addr, (unsigned long long)(load_addr + p->aout_mem_size),
-			      (unsigned long long)guest_mem);
-	if (entry < load_addr || entry - load_addr >= load_size)
-		return refuse(err, errlen,
-			      "a.out kludge: entry 0x%x outside the loaded image 0x%x-0x%llx",
-			      entry, load_addr, (unsigned long long)(load_addr + load_size));
-	p->aout = true;
-	p->entry = entry;
-	p->kernel_start = load_addr;
-	p->kernel_end = load_addr + p->aout_mem_size;
-	return 0;
-}
-
-/* The entry point: e_entry, translated to a physical address when it lies in
- * an executable segment whose virtual and physical addresses differ (QEMU's
- * load_elf does so for higher-half kernels); it must then be in the file part
- * of a loaded segment. */
-static int plan_elf_entry(const uint8_t *img, struct mb1_plan *p, uint32_t e_entry,
-			  char *err, size_t errlen)
-{
-	struct elf_segment s;
-	uint64_t entry = e_entry;
-
-	for (uint32_t i = 0; i < p->phnum; i++) {
-		elf_segment_read(img, p, i, &s);
-		if (s.type == PT_LOAD && (s.flags & PF_X) && s.vaddr != s.paddr &&
-		    e_entry >= s.vaddr && e_entry - s.vaddr < s.file_size)
-			entry = s.paddr + (e_entry - s.vaddr);
-	}
-	for (uint32_t i = 0; i < p->phnum; i++) {
-		elf_segment_read(img, p, i, &s);
-		if (elf_segment_loaded(&s) && entry >= s.paddr && entry - s.paddr < s.file_size) {
-			p->entry = (uint32_t)entry;
-			return 0;
-		}
-	}
-	return refuse(err, errlen, "entry point 0x%x is not in any loaded segment", e_entry);
-}
-
-static int plan_elf(const uint8_t *img, uint64_t size, uint64_t guest_mem, struct mb1_plan *p,
-		    char *err, size_t errlen)
-{
-	struct elf_segment s, t;
-	uint64_t table_size;
-	bool any = false;
-
-	if (size < EI_NIDENT || rd32(img) != 0x464c457fu) /* "\177ELF" */
-		return refuse(err, errlen,
-			      "not an ELF file, and no a.out kludge (multiboot flag 16)");
-	if (img[EI_CLASS] == ELFCLASS64 || (size >= 20 && rd16(img + 18) == EM_X86_64))
-		return refuse(err, errlen,
-			      "ELF64 images are not supported: give a 32-bit multiboot kernel");
-	if (img[EI_CLASS] != ELFCLASS32 || img[EI_DATA] != ELFDATA2LSB ||
-	    img[EI_VERSION] != EV_CURRENT)
-		return refuse(err, errlen, "not a little-endian version-1 ELF32 file");
-	if (size < EHDR_SIZE)
-		return refuse(err, errlen, "image too small for an ELF header (%llu bytes)",
-			      (unsigned long long)size);
-	if (rd16(img + 18) != EM_386)
-		return refuse(err, errlen, "ELF machine %u is not i386", rd16(img + 18));
-	if (rd16(img + 16) != ET_EXEC)
-		return refuse(err, errlen, "ELF type %u is not an executable", rd16(img + 16));
-
-	p->phoff = rd32(img + 28);
-	p->phentsize = rd16(img + 42);
-	p->phnum = rd16(img + 44);
-	if (p->phentsize < PHDR_SIZE)
-		return refuse(err, errlen, "ELF program header size %u is below %u",
-			      p->phentsize, PHDR_SIZE);
-	if (!p->phnum || p->phnum > MAX_PHDRS)
-		return refuse(err, errlen, "ELF has %u program headers (1 to %u supported)",
-			      p->phnum, MAX_PHDRS);
-	table_size = (uint64_t)p->phnum * p->phentsize;
-	if (p->phoff > size || table_size > size - p->phoff)
-		return refuse(err, errlen, "ELF program headers lie past the end of the file");
-
-	p->kernel_start = UINT64_MAX;
-	p->kernel_end = 0;
-	for (uint32_t i = 0; i < p->phnum; i++) {
-		elf_segment_read(img, p, i, &s);
-		if (s.type != PT_LOAD)
-			continue;
-		if (s.file_size > s.mem_size)
-			return refuse(err, errlen,
-				      "segment %u: file size 0x%llx exceeds its memory size 0x%llx", i,
-				      (unsigned long long)s.file_size, (unsigned long long)s.mem_size);
-		if (!s.mem_size)
-			continue;
-		if (s.offset > size || s.file_size > size - s.offset)
-			return refuse(err, errlen,
-				      "segment %u: file range 0x%llx+0x%llx runs past the end of the "
-				      "file (0x%llx)", i, (unsigned long long)s.offset,
-				      (unsigned long long)s.file_size, (unsigned long long)size);
-		if (s.mem_size > guest_mem || s.paddr > guest_mem - s.mem_size)
-			return refuse(err, errlen,
-				      "segment %u lies outside guest memory (0x%llx-0x%llx of 0x%llx)",
-				      i, (unsigned long long)s.paddr,
-				      (unsigned long long)(s.paddr + s.mem_size),
-				      (unsigned long long)guest_mem);
-		for (uint32_t j = 0; j < i; j++) {
-			elf_segment_read(img, p, j, &t);
-			if (elf_segment_loaded(&t) && s.paddr < t.paddr + t.mem_size &&
-			    t.paddr < s.paddr + s.mem_size)
-				return refuse(err, errlen, "segments %u and %u overlap", j, i);
-		}
-		any = true;
-		if (s.paddr < p->kernel_start)
-			p->kernel_start = s.paddr;
-		if (s.paddr + s.mem_size > p->kernel_end)
-			p->kernel_end = s.paddr + s.mem_size;
-	}
-	if (!any)
-		return refuse(err, errlen, "ELF has no loadable segment");
-	return plan_elf_entry(img, p, rd32(img + 24), err, errlen);
 }
 
 static uint64_t string_size(const char *s)
