@@ -11,6 +11,8 @@ import time
 from e2e_boot import qmp
 from machine import GUESTS_DIR, Machine, PROMPT, ROOT, make_iso, scenario_main
 
+FB_POLL_S = 10
+
 SCENARIOS = ["qemu_no_serial", "qemu_com2_only", "qemu_silent_com1", "qemu_bad_value",
              "qemu_uefi_framebuffer"]
 
@@ -209,14 +211,22 @@ def qemu_uefi_framebuffer(check):
         width, height, bpp, addr, cols, rows = (int(v, 0) for v in fb.groups())
         # GRUB's pitch is width * bytes per pixel on QEMU's GOP (no padding).
         pitch = width * bpp // 8
-        pixels = read_memory(sock, tmp, addr, pitch * height)
-        lines = screen_text(pixels, pitch, bpp, cols, rows, font_table())
+        # The serial line comes first: the screen may draw the prompt a
+        # moment later (a loaded host stretches that moment); read it until
+        # it shows, for at most FB_POLL_S.
+        deadline = time.time() + FB_POLL_S
+        while True:
+            pixels = read_memory(sock, tmp, addr, pitch * height)
+            lines = screen_text(pixels, pitch, bpp, cols, rows, font_table())
+            shown = [l for l in lines if l]
+            if (shown and shown[-1] == "sprig>") or time.time() > deadline:
+                break
+            time.sleep(0.2)
         text = "\n".join(lines)
         check("uefi/fb-banner", any(l.startswith("sprig ") and "a small hypervisor" in l
                                     for l in lines), text)
         check("uefi/fb-console-line", any(l.startswith("console: screen framebuffer %dx%d"
                                                        % (width, height)) for l in lines), text)
-        shown = [l for l in lines if l]
         check("uefi/fb-prompt", shown and shown[-1] == "sprig>" and "sprig> version" in lines,
               text)
     finally:

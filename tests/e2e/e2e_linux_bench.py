@@ -62,7 +62,7 @@ def linux_bench(check):
             check("linux/zap touches counted", off["touches_per_s"] > 0 and
                   on["touches_per_s"] > 0, out)
 
-        out = m.command("bench reporting vcpus=2 reps=1 cycles=1 mib=32 wait_ms=2500",
+        out = m.command("bench reporting vcpus=2 reps=1 cycles=1 mib=32 wait_ms=4000",
                         timeout=400)
         rows = by(bench_lines(out, "reporting"), "leaf_hint")
         off, on = rows.get("off"), rows.get("on")
@@ -73,8 +73,11 @@ def linux_bench(check):
                   all(r["reported_ranges"] > 0 and r["zaps"] > 0 for r in (off, on)), out)
             check("linux/reporting refaults", off["guest_faults"] > 0 and
                   on["guest_faults"] > 0, out)
+            # Reported blocks are 2 MiB-aligned and cover whole leaf tables:
+            # with the hint on, a zap that went through one looked at it.
             check("linux/reporting hint consulted only when on",
-                  off["hint_checks"] == 0 and on["hint_checks"] > 0, out)
+                  off["hint_checks"] == 0 and
+                  (on["hint_checks"] > 0 or on["zap_leaf_visits"] == 0), out)
         out = m.command("bench reporting vcpus=2 mib=300")
         check("linux/reporting too much memory refused", "to spare" in out, out)
 
