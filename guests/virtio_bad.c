@@ -98,19 +98,6 @@ static uint32_t want_crc;
 static uint64_t want_sectors;
 static uint8_t shadow[AREA_BYTES];
 
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	asm volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline void outl(uint16_t port, uint32_t v)
-{
-	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
 static uint32_t pci_read32(unsigned reg)
 {
 	outl(0xcf8, 0x80000000u | PCI_DEV << 11 | (reg & 0xfc));

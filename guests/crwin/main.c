@@ -39,11 +39,6 @@ static void ap_main(unsigned int cpu)
 	pae_cr0_loop((uint32_t)(uintptr_t)pdpt, &cr0_writes);
 }
 
-static inline void outl(uint16_t port, uint32_t v)
-{
-	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
 int main(const struct mb1_info *mbi)
 {
 	static char buf[256];

@@ -61,19 +61,6 @@ static inline void outw(uint16_t port, uint16_t v)
 	asm volatile("outw %0, %1" : : "a"(v), "Nd"(port));
 }
 
-static inline uint32_t inl(uint16_t port)
-{
-	uint32_t v;
-
-	asm volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline void outl(uint16_t port, uint32_t v)
-{
-	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
-}
-
 static uint32_t mmio_read32(uint64_t pa)
 {
 	return *(volatile uint32_t *)pa;

@@ -89,3 +89,16 @@ static inline void outb(uint16_t port, uint8_t v)
 {
 	asm volatile("outb %0, %1" : : "a"(v), "Nd"(port));
 }
+
+static inline uint32_t inl(uint16_t port)
+{
+	uint32_t v;
+
+	asm volatile("inl %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline void outl(uint16_t port, uint32_t v)
+{
+	asm volatile("outl %0, %1" : : "a"(v), "Nd"(port));
+}
