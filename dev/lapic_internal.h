@@ -1,6 +1,6 @@
 /* What the local APIC model's files share: dev/lapic.c (vector sets, state
- * queries, acceptance and EOI, the register file, MMIO, MSRs, reset and
- * IA32_APIC_BASE), dev/lapic_timer.c, dev/lapic_ipi.c and
+ * queries, acceptance and EOI, reset and IA32_APIC_BASE), dev/lapic_regs.c
+ * (the register file, MMIO, MSRs), dev/lapic_timer.c, dev/lapic_ipi.c and
  * dev/lapic_state.c. Internal to the model: nothing outside dev/lapic*.c
  * includes this; the public interface is dev/lapic.h. */
 #pragma once
@@ -15,15 +15,18 @@
 void raise_error(struct lapic *a, uint32_t bits);
 /* 10.6.2.4 (APR): lowest-priority arbitration; also read at 0x90. */
 uint32_t arbitration_priority(const struct lapic *a);
-/* The bits the register at a 16-byte-aligned offset can hold, whatever the
- * mode (0 for a reserved offset). */
-uint32_t reg_held_bits(unsigned offset);
 /* 10.4.7.1: the power-on register values (ID and IA32_APIC_BASE aside). */
 void reset_registers(struct lapic *a);
 /* 10.12.10.2: the logical x2APIC ID, derived from the x2APIC ID. */
 uint32_t x2apic_ldr(uint32_t id);
 /* IA32_APIC_BASE's reserved bits on a CPU of phys_bits (0 or above 52: 52). */
 uint64_t base_reserved(unsigned phys_bits);
+
+/* ---- lapic_regs.c ---- */
+
+/* The bits the register at a 16-byte-aligned offset can hold, whatever the
+ * mode (0 for a reserved offset). */
+uint32_t reg_held_bits(unsigned offset);
 
 /* ---- lapic_timer.c: the register file's timer hooks ---- */
 
