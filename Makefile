@@ -38,7 +38,7 @@ KLDFLAGS := -Wl,--build-id=none -nostdlib -static -no-pie -T linker.ld -z max-pa
 # Code under lib/ and mm/ (and the boot-information parser) compiles for the host
 # too: unit tests, concurrency tests and benchmarks run the real code.
 HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
-	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c loader/mb1_loader.c loader/mb1_aout.c loader/mb1_elf.c loader/bzimage_loader.c virt/pvclock.c virt/kvm_pv.c \
+	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c arch/x86/lock.c loader/mb1_loader.c loader/mb1_aout.c loader/mb1_elf.c loader/bzimage_loader.c virt/pvclock.c virt/kvm_pv.c \
 		   virt/msr_policy.c virt/state_check.c virt/state_record.c shell/console_line.c svm/saved_state.c \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c dev/lapic.c dev/lapic_timer.c \
 		   dev/lapic_ipi.c dev/lapic_regs.c dev/lapic_state.c virt/insn.c virt/insn_emulate.c virt/guest_walk.c virt/cpuid_policy.c \
@@ -162,14 +162,14 @@ lab-check: $(B)/sprig.elf $(GUEST_ELFS) | deps
 # A target NAME is tests/fuzz/fuzz_NAME.c, plus the sources it links listed in
 # FUZZ_SRCS_NAME, plus NAME in FUZZ_TARGETS (tests/fuzz/README.md).
 FUZZ_TARGETS := mb1 mb2 acpi parse snapshot console insn bzimage virtq
-FUZZ_SRCS_mb1 := loader/mb1_loader.c loader/mb1_aout.c loader/mb1_elf.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
+FUZZ_SRCS_mb1 := loader/mb1_loader.c loader/mb1_aout.c loader/mb1_elf.c lib/print.c $(wildcard mm/*.c) arch/x86/lock.c svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_mb2 := boot/multiboot2.c lib/print.c
 FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
 FUZZ_SRCS_parse := lib/parse.c lib/print.c
 FUZZ_SRCS_snapshot := $(STATE_SRCS) svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c
 FUZZ_SRCS_console := shell/console_line.c lib/parse.c lib/print.c
 FUZZ_SRCS_insn := virt/insn.c virt/insn_emulate.c lib/print.c
-FUZZ_SRCS_bzimage := loader/bzimage_loader.c lib/print.c $(wildcard mm/*.c) svm/npt.c tests/unit/host_mem.c
+FUZZ_SRCS_bzimage := loader/bzimage_loader.c lib/print.c $(wildcard mm/*.c) arch/x86/lock.c svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_virtq := dev/virtqueue.c dev/guest_mem.c lib/print.c
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Wall -Wextra -I. -DHOST_TEST -fno-omit-frame-pointer -pthread \

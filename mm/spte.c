@@ -30,12 +30,6 @@ void mmu_warn(const char *file, int line, const char *cond, int level, uint64_t 
 		(unsigned long long)new_spte);
 }
 
-void rwlock_assert_failed(const struct rwlock *l, const char *what, const char *file, int line)
-{
-	kprintf("mmu: lock %p not %s at %s:%d\n", (const void *)l, what, file, line);
-	__builtin_trap();
-}
-
 #ifdef HOST_TEST
 void (*spte_write_recorder)(uint64_t *sptep, uint64_t old_spte, uint64_t new_spte);
 #endif

@@ -4,7 +4,7 @@
  *
  * Each lock names its class (enum lock_class); in the kernel every acquire,
  * release and cross-CPU wait is checked against the rules of
- * docs/locking.md (arch/x86/lockcheck.c). The host tests do without. */
+ * docs/locking.md (arch/x86/lock_check.c). The host tests do without. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -41,7 +41,7 @@ enum lock_mode { LOCK_EXCLUSIVE, LOCK_READ, LOCK_WRITE };
 #define lockcheck_wait(what) ((void)0)
 #define lockcheck_window(in) ((void)0)
 #else
-/* arch/x86/lockcheck.c: a lock of that class taken (try: by a trylock, which
+/* arch/x86/lock_check.c: a lock of that class taken (try: by a trylock, which
  * does not wait) or released by this CPU; this CPU about to wait for another
  * (what: for the report); this CPU's vCPU entering or leaving the entry
  * window (kick_sync_enter .. kick_sync_exit). */
@@ -180,8 +180,8 @@ static inline void write_unlock_handoff(struct rwlock *l)
 
 /* Lock assertions. The lock records no owner, so they check that the lock is
  * held in that mode by someone, which catches a caller that took no lock or
- * the wrong mode. A failed assertion calls rwlock_assert_failed, which the
- * user of this header defines (mm/spte.c: a report, then a trap). */
+ * the wrong mode. A failed assertion calls rwlock_assert_failed (arch/x86/lock.c: a
+ * report, then a trap). */
 void rwlock_assert_failed(const struct rwlock *l, const char *what, const char *file, int line);
 
 static inline bool rwlock_held_write(const struct rwlock *l)

@@ -7,7 +7,7 @@
 #pragma once
 #include "arch/x86/apic.h"
 #include "arch/x86/gdt.h"
-#include "arch/x86/lockcheck.h"
+#include "arch/x86/lock_check.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/trap.h"
 #include <stdint.h>
@@ -33,7 +33,7 @@ struct percpu {
 	 * its RFLAGS from before the outermost lock. */
 	unsigned console_depth;
 	uint64_t console_flags;
-	struct lockcheck_cpu lockcheck; /* the locks it holds (arch/x86/lockcheck.c) */
+	struct lockcheck_cpu lockcheck; /* the locks it holds (arch/x86/lock_check.c) */
 	void *virt;  /* the backend's state for this CPU (svm_cpu, vmx_cpu) */
 	void *sched; /* virt/'s scheduler state for this CPU */
 	uint64_t gdt[GDT_ENTRIES] __attribute__((aligned(16)));

@@ -36,6 +36,9 @@ struct smp_memory {
  * limit). Call on the bootstrap CPU once mem, the APIC and the online
  * hook's client are ready. */
 void smp_init(unsigned maxcpus, const struct smp_memory *mem);
+/* The AP's first C, where its trampoline (arch/x86/trampoline.S) ends: long
+ * mode, its own stack, interrupts off. */
+void __attribute__((noreturn)) ap_main(void *percpu);
 
 /* CPUs the MADT lists as enabled, the bootstrap CPU first (id 0): ids are
  * 0 .. smp_cpu_count() - 1 whatever their state. */

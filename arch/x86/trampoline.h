@@ -36,7 +36,4 @@ uint64_t trampoline_page(void);
  * cr3, take stack_top and call ap_main(percpu). Returns the STARTUP IPI's
  * vector; -1 without a page, or if the page did not keep the copy. */
 int trampoline_prepare(uint64_t cr3, uint64_t stack_top, void *percpu);
-
-/* The AP's first C (arch/x86/smp.c), interrupts off. */
-void __attribute__((noreturn)) ap_main(void *percpu);
 #endif

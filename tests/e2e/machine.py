@@ -53,7 +53,7 @@ class Timeout(Exception):
     pass
 
 
-# A lock-rule violation sprig found (arch/x86/lockcheck.c, docs/locking.md):
+# A lock-rule violation sprig found (arch/x86/lock_check.c, docs/locking.md):
 # every line of its report starts with this. Any boot that prints it fails.
 LOCKCHECK_MARKER = "lockcheck: "
 SPRIG_ELF = os.path.join(ROOT, "build", "sprig.elf")

@@ -9,7 +9,7 @@
  * then sprig goes on: the harness, not the hypervisor, decides. Each call
  * site reports once. Always compiled in: the cost is a few loads per lock
  * (docs/locking.md has the measurement). */
-#include "arch/x86/lockcheck.h"
+#include "arch/x86/lock_check.h"
 #include "arch/x86/percpu.h"
 #include "lib/print.h"
 

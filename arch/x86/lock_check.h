@@ -1,4 +1,4 @@
-/* The lock checker's per-CPU state (arch/x86/lockcheck.c, the rules in
+/* The lock checker's per-CPU state (arch/x86/lock_check.c, the rules in
  * docs/locking.md): the locks this CPU holds, in the order it took them, and
  * whether its vCPU is in the entry window. Kernel only. */
 #pragma once
