@@ -3,11 +3,11 @@
  * (Ctrl-C included, as byte 0x03), its output is shown raw; Ctrl-] detaches
  * and leaves the VM paused. */
 #include "shell/cmd_console.h"
+#include "shell/cmd_vm.h"
 #include "arch/x86/uart.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "shell/shell.h"
-#include "virt/emulate.h"
 
 #define KEY_DETACH 0x1d /* Ctrl-] */
 /* Keys typed that the guest's receiver had no room for yet. */

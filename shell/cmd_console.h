@@ -3,10 +3,6 @@
 #pragma once
 #include "virt/vm.h"
 
-/* `vm run|console NAME [timeout=S]` (shell/cmd_vm.c), argv as the vm command
- * got it: 0 with the VM, which can run, and its timeout; else the command's
- * status, after saying what is wrong. */
-int vm_run_args(int argc, char **argv, struct vm **vm, uint64_t *timeout_s);
 /* `vm console NAME [timeout=S]`, argv as the vm command got it. */
 int vm_console_cmd(int argc, char **argv);
 /* About once a millisecond while attached: the keys typed go to the guest's

@@ -4,6 +4,7 @@
 #include "lib/string.h"
 #include "virt/clone.h"
 #include "shell/cmd_console.h"
+#include "shell/cmd_vm.h"
 #include "virt/cpu_list.h"
 #include "boot/boot_info.h"
 #include "shell/shell.h"

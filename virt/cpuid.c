@@ -5,7 +5,8 @@
 #include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
 #include "virt/cpuid_policy.h"
-#include "virt/emulate.h"
+#include "virt/cpuid.h"
+#include "virt/vm.h"
 #include "virt/fpu.h"
 
 _Static_assert(SPRIG_CPUID_LEAF == CPUID_LEAF_HYPERVISOR, "sprig's leaf is the hypervisor leaf");

@@ -8,10 +8,11 @@
 #include "lib/range.h"
 #include "lib/string.h"
 #include "virt/clone.h"
-#include "virt/emulate.h"
+#include "virt/vm.h"
 #include "virt/hypercall.h"
 #include "virt/kvm_pv.h"
 #include "virt/sched.h"
+#include "mm/cow.h"
 
 #define PUTS_MAX 4096
 

@@ -72,3 +72,10 @@ struct hc_range {
 	uint64_t gpa;
 	uint64_t len;
 };
+
+/* sprig's side (virt/hypercall.c): a VMMCALL or VMCALL exit. Returns true when
+ * the instruction completed and RIP may move past it, false when it raised a
+ * fault in the guest or stopped the VM. */
+#include <stdbool.h>
+struct vcpu;
+bool emulate_hypercall(struct vcpu *v);

@@ -2,7 +2,8 @@
  * port bus (dev/bus.h: COM1, QEMU's isa-debug-exit, the chipset), and all
  * ones for everything else. */
 #include "virt/bench_port.h"
-#include "virt/emulate.h"
+#include "virt/io.h"
+#include "virt/vm.h"
 #include "virt/sched.h"
 
 static void count_other_port(struct vcpu *v, uint16_t port)

@@ -7,11 +7,16 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
-#include "virt/emulate.h"
+#include "virt/cpuid.h"
+#include "virt/hypercall.h"
+#include "virt/io.h"
+#include "virt/msr.h"
+#include "virt/vm.h"
 #include "virt/fpu.h"
 #include "virt/mmio.h"
 #include "virt/pv_eoi.h"
 #include "virt/sched.h"
+#include "mm/tdp_mmu.h"
 
 #define RESET_RIP 0xfff0 /* with CS base FFFF0000: the reset vector */
 
