@@ -20,6 +20,7 @@
 #include "virt/sched.h"
 #include "shell/shell.h"
 #include "virt/vm.h"
+#include "mm/migrate.h"
 
 #define MiB (1ull << 20)
 #define GUEST_MEM (16 * MiB)

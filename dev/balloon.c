@@ -4,6 +4,7 @@
 #include "lib/string.h"
 #include "virt/sched.h"
 #include "virt/vm.h"
+#include "mm/cow.h"
 
 static const struct device_spec balloon_device = {
 	.name = "virtio_balloon", .mmio_ops = &virtio_vm_bar_ops,

@@ -46,3 +46,7 @@ bool mmu_slot_aliased(struct mmu *mmu, const struct memslot *slot);
 void mmu_family_leave(struct mmu *mmu);
 /* Members of the MMU's family, itself included; 1 when it has none. */
 unsigned mmu_family_size(struct mmu *mmu);
+
+/* MADV_DONTNEED: zap [gpa, gpa + len), flush, drop the backing. The next access
+ * faults in a zeroed frame (lazy, eager) or the image's data (restore). */
+void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len);

@@ -6,6 +6,7 @@
  * the flush, when no CPU can reach it. */
 #include "mm/dirty_log.h"
 #include "mm/mmu_internal.h"
+#include "mm/migrate.h"
 #include "lib/string.h"
 
 /* Remove gfn's leaf, if any: its value, or SPTE_NONE. */

@@ -2,6 +2,7 @@
  * guest-memory copies. The locking protocol is described in mmu.h. */
 #include "mm/dirty_log.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "lib/string.h"
 
 int mmu_init(struct mmu *mmu, const struct spte_format *fmt, void (*flush_tlb)(void *ctx),

@@ -89,21 +89,6 @@ struct memslot_config {
 int mmu_slot_add(struct mmu *mmu, const struct memslot_config *cfg);
 int mmu_slot_remove(struct mmu *mmu, uint64_t gpa);
 
-/* The nested-page-fault handler: TDP_ACC_* bits of the faulting access. A
- * vCPU passes its table cache, topped up here before any lock is taken, so
- * that nothing under mmu_lock allocates; tdp_map (host tests and benchmarks)
- * allocates under the lock instead. */
-enum tdp_fault_result tdp_map_cached(struct mmu *mmu, struct tdp_table_cache *cache,
-				     uint64_t gpa, unsigned access);
-enum tdp_fault_result tdp_map(struct mmu *mmu, uint64_t gpa, unsigned access);
-
-/* Zap the leaves mapping any of gfns [start, end), keeping the tables. Caller
- * holds the write lock; the zap may yield it. Returns whether a TLB flush is
- * needed; the caller flushes before releasing the lock. */
-bool tdp_zap_range(struct mmu *mmu, uint64_t start, uint64_t end);
-/* MADV_DONTNEED: zap [gpa, gpa + len), flush, drop the backing. The next access
- * faults in a zeroed frame (lazy, eager) or the image's data (restore). */
-void mmu_discard(struct mmu *mmu, uint64_t gpa, uint64_t len);
 /* Runs the backend's flush and frees the tables that waited for it. */
 void mmu_flush_tlb(struct mmu *mmu);
 /* Zap the mappings of [gpa, gpa + len) and flush, keeping the memory: the
@@ -114,41 +99,6 @@ void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len);
  * the memory (as KVM's zap of all roots on a memslot change): the next faults
  * find nothing in their way and map huge leaves again where they may. */
 void mmu_zap_all(struct mmu *mmu);
-
-/* Page migration, as a host moves a page for compaction: the 4 KiB guest
- * page at gpa moves to a new frame (with patch, one 64-bit word of the copy
- * changed before the guest can see it: the stale-translation test). Under the
- * write lock and inside an invalidation: the page's leaf is zapped and the TLBs
- * flushed (so that no CPU writes the old frame during the copy), the copy
- * made, the backing and a leaf with the old one's rights switched to it, and
- * then the old frame freed. Pages that are not a frame of their own are
- * refused: part of an eager block (huge-mappable memory), shared with a clone,
- * mapped twice through an alias slot, or not backed. */
-struct mmu_page_patch {
-	uint32_t offset; /* 8-byte aligned, in the page */
-	uint64_t value;
-};
-enum mmu_migrate_result {
-	MIGRATE_DONE,
-	MIGRATE_NO_SLOT,
-	MIGRATE_NOT_BACKED,
-	MIGRATE_BLOCK,     /* part of an eager block larger than a page */
-	MIGRATE_SHARED,    /* a clone's shared frame, or an alias slot's */
-	MIGRATE_NO_MEMORY, /* no frame for the copy: nothing changed */
-};
-enum mmu_migrate_result mmu_migrate_page(struct mmu *mmu, uint64_t gpa,
-					 const struct mmu_page_patch *patch);
-
-/* Software walk. Caller holds mmu_lock (either mode). Returns false if gpa is
- * unmapped; otherwise the host address gpa translates to, the leaf's level and
- * its TDP_ACC_* rights. */
-bool tdp_translate(struct mmu *mmu, uint64_t gpa, paddr_t *hpa, int *level, unsigned *rights);
-
-/* The entries a walk of gpa reads, for reports of faults the hardware blames
- * on the tables (KVM's kvm_tdp_mmu_get_walk): sptes[level] from the root
- * (TDP_ROOT_LEVEL) down to the level returned, where the walk ended (a leaf,
- * or an entry that is not a table). Takes the read lock. */
-int tdp_get_walk(struct mmu *mmu, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 1]);
 
 /* Copy between the hypervisor and guest memory through the memslots, backing
  * pages on demand (read-only slots may be written: this is the loader's path).

@@ -3,6 +3,7 @@
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
 #include "mm/split.h"
+#include "mm/tdp_mmu.h"
 
 /* Invalidation check under the read lock (protocol in mmu.h). */
 static bool invalidation_raced(struct mmu *mmu, uint64_t seq)

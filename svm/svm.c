@@ -12,6 +12,7 @@
 #include "mm/frame.h"
 #include "mm/mmu.h"
 #include "mm/spte.h"
+#include "mm/tdp_mmu.h"
 #include "svm/caps.h"
 #include "svm/npt.h"
 #include "svm/svm_vcpu.h"

@@ -3,6 +3,7 @@
 /* One guest access, as the host tests and benchmarks model it: a walk of the
  * tables (no TLB), and a fault where no leaf allows the access. */
 #include "mm/mmu.h"
+#include "mm/tdp_mmu.h"
 
 /* 0: a leaf allowed it; 1: a fault mapped it; -1: the fault did not. */
 static inline int guest_access(struct mmu *mmu, uint64_t gpa, unsigned access)

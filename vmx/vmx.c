@@ -24,6 +24,7 @@
 #include "mm/frame.h"
 #include "mm/mmu.h"
 #include "mm/spte.h"
+#include "mm/tdp_mmu.h"
 #include "virt/mmio.h"
 #include "vmx/ept.h"
 #include "vmx/vmx_errors.h"

@@ -5,6 +5,7 @@
  * callgrind once per variant, with collection switched on around each phase). */
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
 #include "tests/unit/host_mem.h"

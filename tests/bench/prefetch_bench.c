@@ -8,6 +8,7 @@
  * nothing, a fault. */
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
 #include "tests/targets.h"

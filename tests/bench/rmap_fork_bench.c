@@ -8,6 +8,7 @@
 #include "mm/mmu.h"
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
 #include "tests/targets.h"

@@ -18,6 +18,7 @@
  * callgrind, where time differences drown in noise. */
 #include "mm/leaf_hint.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
 #include "tests/targets.h"

@@ -1,5 +1,6 @@
 /* Model TLB (see model_tlb.h). */
 #include "tests/unit/model_tlb.h"
+#include "mm/tdp_mmu.h"
 #include <stdio.h>
 #include <string.h>
 

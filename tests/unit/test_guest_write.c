@@ -11,6 +11,7 @@
 #include "check.h"
 #include "mm/dirty_log.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
 #include <pthread.h>

@@ -7,6 +7,8 @@
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
+#include "mm/migrate.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"

@@ -6,6 +6,8 @@
 #include "check.h"
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
+#include "mm/cow.h"
 #include "svm/npt.h"
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"

@@ -7,6 +7,8 @@
 #include "mm/mmu_internal.h"
 #include "mm/rmap.h"
 #include "mm/slab.h"
+#include "mm/tdp_mmu.h"
+#include "mm/cow.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"

@@ -8,6 +8,8 @@
  * step, and the frame allocator must get every frame back at teardown. */
 #include "check.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
+#include "mm/cow.h"
 #include "svm/npt.h"
 #include "tests/rng.h"
 #include "tests/unit/host_mem.h"

@@ -9,6 +9,8 @@
 #include "check.h"
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
+#include "mm/cow.h"
 #include "svm/npt.h"
 #include "tests/unit/host_mem.h"
 #include "tests/unit/mmu_check.h"

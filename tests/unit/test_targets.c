@@ -10,6 +10,7 @@
 #include "check.h"
 #include "mm/mmu_config.h"
 #include "mm/mmu_internal.h"
+#include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/guest_access.h"
 #include "tests/rng.h"
