@@ -6,13 +6,14 @@
  * its whole region once, checking every byte against the image. Per run: the
  * nested page faults taken, the run's time, the prefetch counters, the
  * guest's verdict and the audit. prefetch_adaptive stays as set. With
- * `guest=linux`, a Linux guest's snapshot instead (linux_restore.c). */
+ * `guest=linux`, a Linux guest's snapshot instead (prefetch_linux.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
+#include "mm/cow.h"
 #include "boot/boot_info.h"
 #include "bench/prefetch.h"
 #include "bench/scenario.h"

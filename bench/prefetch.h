@@ -1,5 +1,5 @@
 /* What `bench prefetch` (prefetch.c) and `bench prefetch guest=linux`
- * (linux_restore.c) share: the chunk sizes a restore copies per fault (the
+ * (prefetch_linux.c) share: the chunk sizes a restore copies per fault (the
  * userfaultfd handler's copy size) and how a restored VM's run is counted. */
 #pragma once
 #include <stdbool.h>

@@ -7,7 +7,7 @@
  * per phase, for each N and each rmap_desc layout, a new parent each time: a
  * chain keeps the layout it was born with. Exits dominate the run phase under
  * emulation, so the times are informative, not the layouts' costs alone.
- * With guest=linux the parent is a booted Linux guest (linux_fork.c). */
+ * With guest=linux the parent is a booted Linux guest (rmap_linux.c). */
 #include "arch/x86/cpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/parse.h"

@@ -1,5 +1,5 @@
 /* The rmap fork benchmarks (`bench rmap`, bench/rmap.c; with
- * guest=linux, bench/linux_fork.c): a parent VM, a family of clones made
+ * guest=linux, bench/rmap_linux.c): a parent VM, a family of clones made
  * from it, and what the family's rmaps grew to. */
 #pragma once
 #include <stdbool.h>

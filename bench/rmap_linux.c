@@ -19,6 +19,7 @@
 #include "mm/memslot.h"
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
+#include "mm/tdp_mmu.h"
 #include "bench/linux_guest.h"
 #include "bench/linux_split.h"
 #include "bench/rmap.h"

@@ -1,8 +1,8 @@
-/* The multiboot 1 a.out kludge (mb1_plan.h): the kernel's header says where
+/* The multiboot 1 a.out kludge (mb1_internal.h): the kernel's header says where
  * its file range and bss go, for kernels that are not ELF. */
 #include "lib/bytes.h"
 #include "lib/refuse.h"
-#include "loader/mb1_plan.h"
+#include "loader/mb1_internal.h"
 
 int plan_aout(const uint8_t *img, uint64_t size, uint64_t hoff, uint64_t guest_mem,
 	      struct mb1_plan *p, char *err, size_t errlen)

@@ -1,8 +1,8 @@
-/* Multiboot 1 kernels in ELF (mb1_plan.h): the program headers validated
+/* Multiboot 1 kernels in ELF (mb1_internal.h): the program headers validated
  * against the image and the guest's memory, as QEMU's load_elf takes them. */
 #include "lib/bytes.h"
 #include "lib/refuse.h"
-#include "loader/mb1_plan.h"
+#include "loader/mb1_internal.h"
 
 /* ELF32, the subset a loader needs. */
 #define EI_NIDENT 16

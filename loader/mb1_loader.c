@@ -1,13 +1,13 @@
 /* Multiboot 1 loader: a planning pass that validates the image and computes
  * where everything goes (shared by mb1_check and mb1_load, so that the two
  * can never disagree; the kernel's format is parsed by mb1_elf.c or
- * mb1_aout.c, mb1_plan.h), then a writing pass that only copies. The image is
+ * mb1_aout.c, mb1_internal.h), then a writing pass that only copies. The image is
  * read byte-wise with memcpy: it may be unaligned and no field is trusted
  * before its bounds are checked. Every sum of guest addresses is done in 64
  * bits on values already known to be below 2^32 or checked with
  * __builtin_add_overflow. */
 #include "loader/mb1_loader.h"
-#include "loader/mb1_plan.h"
+#include "loader/mb1_internal.h"
 #include "lib/bytes.h"
 #include "lib/print.h"
 #include "lib/refuse.h"

@@ -1,5 +1,5 @@
 """The rmap fork benchmark on a booted Linux guest, a smoke run (`bench rmap
-guest=linux 4 mib=16`, bench/linux_fork.c): one boot of sprig under
+guest=linux 4 mib=16`, bench/rmap_linux.c): one boot of sprig under
 QEMU, Debian's kernel boots once, its sprig-bench writes 16 MiB, then for each
 rmap variant (ext3, ext14, counted, counted with the back-reference) 4 clones
 map all its resident memory and are destroyed. Checked from the @bench lines:

@@ -1,5 +1,5 @@
 """A Linux guest restored from a snapshot in chunks, a smoke run of `bench
-prefetch guest=linux` (bench/linux_restore.c, the restore workload of
+prefetch guest=linux` (bench/prefetch_linux.c, the restore workload of
 guests/linux-bench/sprig-bench): one boot of sprig under QEMU (SVM, NPT);
 the scenario boots Debian's kernel, snapshots it with 16 MiB written, and
 restores it in 4 KiB and 2 MiB chunks with prefetch off and adaptive; each

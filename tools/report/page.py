@@ -317,7 +317,7 @@ def compare_rmap(recs):
                      fmt(linux and lbase and lbase / linux, "%.2fx")))
     return ("<p>sprig: host, %d clones (tests/bench/rmap_fork_bench.c); Linux: %d clones of a "
             "booted Linux guest under QEMU, each mapping its resident memory "
-            "(bench/linux_fork.c).</p>\n" % (clones, linux_clones) +
+            "(bench/rmap_linux.c).</p>\n" % (clones, linux_clones) +
             table(["layout", "KVM fork time", "KVM speedup vs ext3", "sprig ms",
                    "sprig speedup vs ext3", "sprig Linux ms", "sprig Linux speedup vs ext3"],
                   rows))
