@@ -16,7 +16,7 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 RULES_DOC = os.path.join(ROOT, "docs", "layers.md")
-SOURCE_DIRS = ("lib", "arch", "boot", "mm", "dev", "virt", "svm", "vmx")
+NOT_PRODUCT = {"build", "docs", "guests", "lab", "tests", "tools"}  # and hidden folders
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 RULE = re.compile(r"^([a-z0-9_/]+):((?:\s+[a-z0-9_./]+)+)\s*$")
 
@@ -35,7 +35,8 @@ def read_rules():
 
 
 def sources():
-    for top in SOURCE_DIRS:
+    """Every product source: the files of every top folder but these."""
+    for top in sorted({d for d in next(os.walk(ROOT))[1] if not d.startswith(".")} - NOT_PRODUCT):
         for d, _, files in os.walk(os.path.join(ROOT, top)):
             for name in sorted(files):
                 if name.endswith((".c", ".h", ".S")):
