@@ -10,6 +10,7 @@ A second boot, under Bochs (VMX with EPT), types, detaches and continues once
 more: the interrupt injected from the console CPU on the other backend."""
 import os
 import re
+import select
 import subprocess
 import time
 
@@ -25,20 +26,29 @@ SUMMARY = re.compile(r"uart: (\d+) bytes in (\d+) interrupts \(data (\d+), timeo
 
 
 def bare_echo(keys):
-    """guests/uart bare under QEMU, fed keys (pieces sent a moment apart):
-    its output and exit status."""
+    """guests/uart bare under QEMU, fed keys once it has said it is ready
+    (pieces sent a moment apart): its output and exit status."""
     p = subprocess.Popen(["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max", "-m", "128M",
                           "-display", "none", "-serial", "stdio", "-monitor", "none",
                           "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04",
                           "-kernel", os.path.join(GUESTS_DIR, "uart.elf")],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        time.sleep(3)
+        # The keys typed before the guest has set up its UART would be lost.
+        head = b""
+        deadline = time.time() + 60
+        while b"typed keys come back" not in head and time.time() < deadline:
+            ready, _, _ = select.select([p.stdout], [], [], 1)
+            chunk = os.read(p.stdout.fileno(), 4096) if ready else b""
+            if ready and not chunk:
+                break
+            head += chunk
         for piece in keys:
             p.stdin.write(piece)
             p.stdin.flush()
             time.sleep(0.5)
         out, _ = p.communicate(timeout=60)
+        out = head + out
     finally:
         if p.poll() is None:
             p.kill()
