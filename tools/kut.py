@@ -185,12 +185,32 @@ def host_check(path):
 
 
 class Result:
-    def __init__(self, verdict, summary="", seconds=0.0, detail=""):
+    def __init__(self, verdict, summary="", seconds=0.0, detail="", failures=()):
         self.verdict, self.summary, self.seconds, self.detail = verdict, summary, seconds, detail
+        self.failures = list(failures)  # the test's own FAIL lines
 
     def as_dict(self):
         return {"verdict": self.verdict, "summary": self.summary,
-                "seconds": round(self.seconds, 1), "detail": self.detail}
+                "seconds": round(self.seconds, 1), "detail": self.detail,
+                "failures": self.failures}
+
+
+def failures_of(out):
+    return re.findall(r"^FAIL: (.*?)\s*$", out, re.M)
+
+
+def failing_note(bare, sprig):
+    """A test that fails bare and under sprig: are sprig's failures the
+    emulator's own (the same checks fail bare), or does sprig fail more?"""
+    if not bare.summary and not bare.failures:
+        return ("bare did not run it (%s); " % bare.detail + sprig.detail).rstrip("; ")
+    extra = [f for f in sprig.failures if f not in bare.failures]
+    if sprig.failures and not extra:
+        return "fails bare too (QEMU TCG): the same %d of bare's %d checks" % (
+            len(sprig.failures), len(bare.failures))
+    if extra:
+        return "%d checks fail under sprig that pass bare: %s" % (len(extra), extra[0])
+    return sprig.detail
 
 
 def summary_of(out):
@@ -233,16 +253,18 @@ def run_bare(t, scale):
     s = p.returncode
     summary = summary_of(out)
     if s == 124 or s == 137:
-        return Result("TIMEOUT", summary, secs, "timeout; duration=%ds" % timeout)
+        return Result("TIMEOUT", summary, secs, "timeout; duration=%ds" % timeout,
+                      failures_of(out))
     if not out.strip() and err:
         # QEMU could not start it (premature_failure): runtime.bash skips.
         return Result("SKIP", "", secs, err.splitlines()[-1])
     if s == 1 and err and any("warning" not in l.lower() for l in err.splitlines()):
-        return Result("FAIL", summary, secs, err.splitlines()[-1])
+        return Result("FAIL", summary, secs, err.splitlines()[-1], failures_of(out))
     if s == 0:
-        return Result("FAIL", summary, secs, "exited without isa-debug-exit")
+        return Result("FAIL", summary, secs, "exited without isa-debug-exit", failures_of(out))
     code = s >> 1 if s & 1 else -1
-    return Result(verdict_of_code(code), summary, secs, "" if code >= 0 else "status %d" % s)
+    return Result(verdict_of_code(code), summary, secs, "" if code >= 0 else "status %d" % s,
+                  failures_of(out))
 
 
 def sprig_iso(tests):
@@ -343,6 +365,7 @@ class SprigSession:
         else:
             m = re.search(r"^vm %s stopped: (.*)$" % vm, out, re.M)
             r = Result("FAIL", summary, secs, m.group(1) if m else out.strip()[-300:])
+        r.failures = failures_of(text)
         r.exits = {k: int(v) for k, v in re.findall(r"^\s*exits_(\S+)\s+(\d+)\s*$", stats, re.M)}
         r.output = out
         return r
@@ -370,6 +393,8 @@ def table(rows):
     for name, bare, sprig in rows:
         p, f, s = counts_of(sprig.summary) if sprig.summary else ("-", "-", "-")
         note = sprig.detail if sprig.verdict != "PASS" else ""
+        if bare.verdict == "FAIL" and sprig.verdict == "FAIL":
+            note = failing_note(bare, sprig)
         if bare.verdict == "TIMEOUT":
             note = ("bare timed out; " + note).rstrip("; ")
         lines.append("%-40s %-8s %-8s %6s %6s %6s %8.1f %8.1f  %s" % (
