@@ -55,8 +55,7 @@ struct vm {
 	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
 	bool strict_mmio;          /* accesses no device claims stop the guest */
 	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
-	struct vm_uart uart;       /* COM1's output not yet printed */
-	struct vm_com1 com1;       /* COM1 (dev/com1.h); not in snapshots */
+	struct vm_com1 com1;       /* COM1 (dev/com1.h) */
 	/* Every device once, and the buses that reach them: fixed from
 	 * creation (platform_init) on, so lookups need no lock. */
 	struct vm_devices devices;
