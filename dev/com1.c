@@ -12,17 +12,23 @@ void com1_end_raw_line(struct vm *vm)
 	}
 }
 
-void com1_flush_line(struct vm *vm)
+/* A line of the guest's, without its end, to the console and the VM's
+ * observer; the line buffer empty again. */
+static void com1_print_line(struct vm *vm)
 {
 	struct com1_out *out = &vm->com1.out;
 
-	com1_end_raw_line(vm);
-	if (!out->len)
-		return;
 	kprintf("[%s] %.*s\n", vm->name, (int)out->len, out->line);
-	if (vm->on_line)
-		vm->on_line(vm, out->line, out->len, vm->on_line_ctx);
+	if (vm->observer && vm->observer->on_line)
+		vm->observer->on_line(vm, out->line, out->len, vm->observer_ctx);
 	out->len = 0;
+}
+
+void com1_flush_line(struct vm *vm)
+{
+	com1_end_raw_line(vm);
+	if (vm->com1.out.len)
+		com1_print_line(vm);
 }
 
 void com1_transmit(struct vm *vm, uint8_t c)
@@ -37,13 +43,7 @@ void com1_transmit(struct vm *vm, uint8_t c)
 		return;
 	}
 	if (c == '\n') {
-		if (out->len) {
-			com1_flush_line(vm);
-			return;
-		}
-		kprintf("[%s] \n", vm->name);
-		if (vm->on_line)
-			vm->on_line(vm, "", 0, vm->on_line_ctx);
+		com1_print_line(vm);
 		return;
 	}
 	if (c == '\r')
@@ -51,7 +51,7 @@ void com1_transmit(struct vm *vm, uint8_t c)
 	/* Keep the console printable: show other control bytes as '.'. */
 	out->line[out->len++] = (c >= 0x20 && c < 0x7f) || c == '\t' ? (char)c : '.';
 	if (out->len == sizeof(out->line))
-		com1_flush_line(vm);
+		com1_print_line(vm);
 }
 
 /* IRQ 4 follows the UART's output: the PIC and the I/O APIC see its edges
