@@ -7,14 +7,19 @@
 
 #define RUN_TIMEOUT_MS (600 * 1000)
 
-static void keep_word(struct vm *vm, uint32_t word, void *ctx)
+void linux_run_add_word(struct linux_run *r, uint32_t word)
 {
-	struct linux_run *r = ctx;
-
-	(void)vm;
 	if (r->nwords < LINUX_WORDS_MAX)
 		r->words[r->nwords++] = word;
 }
+
+static void keep_word(struct vm *vm, uint32_t word, void *ctx)
+{
+	(void)vm;
+	linux_run_add_word(ctx, word);
+}
+
+static const struct vm_observer words_observer = { .on_bench_word = keep_word };
 
 bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum backing_kind backing,
 		      bool balloon, const char *workload)
@@ -50,8 +55,7 @@ bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum ba
 
 void linux_run_keep_words(struct linux_run *r)
 {
-	r->vm->on_bench_word = keep_word;
-	r->vm->on_bench_ctx = r;
+	vm_observe(r->vm, &words_observer, r);
 }
 
 bool linux_run_until(struct linux_run *r, uint32_t cmd)
@@ -61,7 +65,7 @@ bool linux_run_until(struct linux_run *r, uint32_t cmd)
 	r->nwords = 0;
 	vm_run(vm, RUN_TIMEOUT_MS);
 	if (vm->state == VM_PAUSED && strcmp(vm->pause_reason, VM_PAUSE_BENCH_POINT) == 0 &&
-	    vm->bench_cmd == cmd)
+	    vm->bench_port.cmd == cmd)
 		return true;
 	kprintf("bench: the Linux guest did not reach its bench point %u\n", cmd);
 	r->ok = false;

@@ -28,9 +28,11 @@ bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum ba
 /* Run to the workload's next command; false, marking the run bad, if the VM
  * stopped anywhere else or sent another command. */
 bool linux_run_until(struct linux_run *r, uint32_t cmd);
-/* Data words go to r->words again (after a scenario took them with a hook
- * of its own). */
+/* Data words go to r->words again (after a scenario took them with an
+ * observer of its own), and the VM has no other observer. */
 void linux_run_keep_words(struct linux_run *r);
+/* One data word to r->words (for a scenario's observer that passes them on). */
+void linux_run_add_word(struct linux_run *r, uint32_t word);
 /* The 64-bit figure in data words i and i + 1 (0 if the workload sent fewer). */
 uint64_t linux_word64(const struct linux_run *r, unsigned i);
 /* Audit the MMU and destroy the VM; whether the whole run went as expected

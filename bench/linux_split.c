@@ -154,6 +154,8 @@ static void check_written_frame(struct vm *vm, uint32_t pfn, void *ctx)
 	c->row->missed += pfn >= c->npages || !(host_log[pfn / 64] & (1ull << (pfn % 64)));
 }
 
+static const struct vm_observer frame_check_observer = { .on_bench_word = check_written_frame };
+
 static bool dirty_round(struct linux_run *r, int round, struct dirty_linux_row *row)
 {
 	struct mmu *mmu = &r->vm->mmu;
@@ -180,8 +182,7 @@ static bool dirty_round(struct linux_run *r, int round, struct dirty_linux_row *
 	row->logged = (uint64_t)logged;
 	row->splits = mmu->stats.huge_page_splits_fault - at.splits_fault +
 		      mmu->stats.huge_page_splits_eager - at.splits_eager;
-	r->vm->on_bench_word = check_written_frame;
-	r->vm->on_bench_ctx = &check;
+	vm_observe(r->vm, &frame_check_observer, &check);
 	bool ended = linux_run_until(r, BENCH_CMD_END);
 	linux_run_keep_words(r);
 	r->ok &= mmu_dirty_log_enable(mmu, 0, false) == 0;

@@ -38,6 +38,7 @@
 struct stale_run {
 	uint64_t rounds, answered, hits;
 	const char *failure; /* why the rounds stopped early, or NULL */
+	bool started;        /* the watch hook ran the rounds (it does once) */
 };
 
 static uint64_t guest_word(struct vm *vm, uint64_t gpa)
@@ -75,7 +76,9 @@ static void stale_rounds(struct vm *vm, void *ctx)
 	struct stale_run *r = ctx;
 	uint64_t seen;
 
-	vm->on_watch = NULL;
+	if (r->started)
+		return;
+	r->started = true;
 	if (!ask(vm, 1, START_WAIT_MS, &seen)) {
 		r->failure = "the guest never answered";
 		return;
@@ -97,6 +100,8 @@ static void stale_rounds(struct vm *vm, void *ctx)
 	}
 	set_flag(vm, ~0ull);
 }
+
+static const struct vm_observer stale_observer = { .on_watch = stale_rounds };
 
 static int stale_scenario(int argc, char **argv)
 {
@@ -133,8 +138,7 @@ static int stale_scenario(int argc, char **argv)
 		kprintf("bench stale: cannot create the guest: %s\n", err);
 		return 1;
 	}
-	vm->on_watch = stale_rounds;
-	vm->on_watch_ctx = &r;
+	vm_observe(vm, &stale_observer, &r);
 	vm_run(vm, RUN_TIMEOUT_MS);
 	ok = !r.failure && vm->state == VM_EXITED && vm->exit_status == 0;
 	vm_destroy(vm);

@@ -112,6 +112,9 @@ static void zap_on_watch(struct vm *vm, void *ctx)
 		z->next_tsc = now + z->period;
 }
 
+static const struct vm_observer zap_by_exits = { .on_exit = zap_on_exit };
+static const struct vm_observer zap_by_time = { .on_watch = zap_on_watch };
+
 /* Run the churn guest under the schedule, on vcpus vCPUs (zaps by time) or,
  * vcpus 0, on one (zaps by exits). The VM once its run ended, for the caller
  * to read and destroy; NULL if it could not be created. */
@@ -142,12 +145,10 @@ static struct vm *run_churn(const struct boot_module *mod, struct zap_schedule *
 	z->base = DATA_GPA;
 	z->next_off = 0;
 	if (vcpus) {
-		vm->on_watch = zap_on_watch;
-		vm->on_watch_ctx = z;
+		vm_observe(vm, &zap_by_time, z);
 		z->next_tsc = rdtsc() + z->period;
 	} else {
-		vm->on_exit = zap_on_exit;
-		vm->on_exit_ctx = z;
+		vm_observe(vm, &zap_by_exits, z);
 	}
 	vm_run(vm, RUN_TIMEOUT_MS);
 	return vm;
@@ -342,12 +343,35 @@ static int zap_vcpus(const struct boot_module *mod, struct zap_schedule *z, stru
 	return b->data_ok[0] && b->data_ok[1] ? 0 : 1;
 }
 
+/* guest=linux: the schedule zaps by time while the workload's data words go
+ * on to its run. */
+struct zap_linux {
+	struct zap_schedule *z;
+	struct linux_run *r;
+};
+
+static void zap_linux_watch(struct vm *vm, void *ctx)
+{
+	zap_on_watch(vm, ((struct zap_linux *)ctx)->z);
+}
+
+static void zap_linux_word(struct vm *vm, uint32_t word, void *ctx)
+{
+	(void)vm;
+	linux_run_add_word(((struct zap_linux *)ctx)->r, word);
+}
+
+static const struct vm_observer zap_linux_observer = {
+	.on_watch = zap_linux_watch, .on_bench_word = zap_linux_word,
+};
+
 /* One round of the Linux workload, from its BEGIN to its END: the window it
  * names zapped under the schedule. False if the round went wrong. */
 static bool zap_linux_round(struct linux_run *r, struct zap_schedule *z, bool hint,
 			    uint64_t f[N_VCPUS_FIELDS])
 {
 	struct vm *vm = r->vm;
+	struct zap_linux zl = { z, r };
 	uint64_t faults, ns;
 
 	if (!linux_run_until(r, BENCH_CMD_BEGIN))
@@ -363,10 +387,9 @@ static bool zap_linux_round(struct linux_run *r, struct zap_schedule *z, bool hi
 	faults = vm->mmu.stats.pf_taken;
 	z->next_off = 0;
 	z->next_tsc = rdtsc() + z->period;
-	vm->on_watch = zap_on_watch;
-	vm->on_watch_ctx = z;
+	vm_observe(vm, &zap_linux_observer, &zl);
 	bool ended = linux_run_until(r, BENCH_CMD_END);
-	vm->on_watch = NULL;
+	linux_run_keep_words(r);
 	if (!ended)
 		return false;
 	read_vcpus_run(vm, f);

@@ -4,7 +4,7 @@
 #include "virt/sched.h"
 #include "virt/vm.h"
 
-void uart_end_raw_line(struct vm *vm)
+void com1_end_raw_line(struct vm *vm)
 {
 	if (vm->com1.attached && vm->com1.mid_line) {
 		kprintf("\n");
@@ -12,22 +12,28 @@ void uart_end_raw_line(struct vm *vm)
 	}
 }
 
-void uart_flush_line(struct vm *vm)
+/* A line of the guest's, without its end, to the console and the VM's
+ * observer; the line buffer empty again. */
+static void com1_print_line(struct vm *vm)
 {
-	struct vm_uart *u = &vm->uart;
+	struct com1_out *out = &vm->com1.out;
 
-	uart_end_raw_line(vm);
-	if (!u->len)
-		return;
-	kprintf("[%s] %.*s\n", vm->name, (int)u->len, u->line);
-	if (vm->on_line)
-		vm->on_line(vm, u->line, u->len, vm->on_line_ctx);
-	u->len = 0;
+	kprintf("[%s] %.*s\n", vm->name, (int)out->len, out->line);
+	if (vm->observer && vm->observer->on_line)
+		vm->observer->on_line(vm, out->line, out->len, vm->observer_ctx);
+	out->len = 0;
 }
 
-void uart_transmit(struct vm *vm, uint8_t c)
+void com1_flush_line(struct vm *vm)
 {
-	struct vm_uart *u = &vm->uart;
+	com1_end_raw_line(vm);
+	if (vm->com1.out.len)
+		com1_print_line(vm);
+}
+
+void com1_transmit(struct vm *vm, uint8_t c)
+{
+	struct com1_out *out = &vm->com1.out;
 
 	if (vm->com1.attached) {
 		char ch = (char)c;
@@ -37,21 +43,15 @@ void uart_transmit(struct vm *vm, uint8_t c)
 		return;
 	}
 	if (c == '\n') {
-		if (u->len) {
-			uart_flush_line(vm);
-			return;
-		}
-		kprintf("[%s] \n", vm->name);
-		if (vm->on_line)
-			vm->on_line(vm, "", 0, vm->on_line_ctx);
+		com1_print_line(vm);
 		return;
 	}
 	if (c == '\r')
 		return;
 	/* Keep the console printable: show other control bytes as '.'. */
-	u->line[u->len++] = (c >= 0x20 && c < 0x7f) || c == '\t' ? (char)c : '.';
-	if (u->len == sizeof(u->line))
-		uart_flush_line(vm);
+	out->line[out->len++] = (c >= 0x20 && c < 0x7f) || c == '\t' ? (char)c : '.';
+	if (out->len == sizeof(out->line))
+		com1_print_line(vm);
 }
 
 /* IRQ 4 follows the UART's output: the PIC and the I/O APIC see its edges
@@ -66,7 +66,7 @@ static void com1_update_irq(struct vm *vm)
 	platform_set_isa_irq(vm, COM1_IRQ, level);
 }
 
-size_t uart_receive(struct vm *vm, const uint8_t *buf, size_t n)
+size_t com1_receive(struct vm *vm, const uint8_t *buf, size_t n)
 {
 	struct uart16550 *u = &vm->com1.uart;
 	size_t taken = 0;
@@ -81,10 +81,10 @@ size_t uart_receive(struct vm *vm, const uint8_t *buf, size_t n)
 	return taken;
 }
 
-void uart_attach(struct vm *vm, bool attach)
+void com1_attach(struct vm *vm, bool attach)
 {
 	vm_lock(vm);
-	uart_flush_line(vm);
+	com1_flush_line(vm);
 	vm->com1.attached = attach;
 	vm_unlock(vm, NULL);
 }
@@ -105,7 +105,7 @@ static bool com1_write(struct vm *vm, struct vm_device *dev, uint64_t port, unsi
 
 	(void)size;
 	if (sent >= 0)
-		uart_transmit(vm, (uint8_t)sent);
+		com1_transmit(vm, (uint8_t)sent);
 	com1_update_irq(vm);
 	return true;
 }

@@ -36,7 +36,7 @@ bool vm_console_poll(struct vm *vm)
 		else
 			pending.key[pending.count++] = (uint8_t)c;
 	}
-	taken = uart_receive(vm, pending.key, pending.count);
+	taken = com1_receive(vm, pending.key, pending.count);
 	memmove(pending.key, pending.key + taken, pending.count - taken);
 	pending.count -= taken;
 	return detach;
@@ -60,9 +60,9 @@ int vm_console_cmd(int argc, char **argv)
 	kprintf("vm %s: console attached (Ctrl-] detaches)\n", vm->name);
 	pending.count = 0;
 	pending.dropped = 0;
-	uart_attach(vm, true);
+	com1_attach(vm, true);
 	vm_run(vm, timeout_s * 1000);
-	uart_attach(vm, false);
+	com1_attach(vm, false);
 	if (pending.count || pending.dropped)
 		kprintf("vm %s: %zu keys typed were not delivered\n", vm->name,
 			pending.count + (size_t)pending.dropped);

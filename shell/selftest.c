@@ -165,6 +165,8 @@ static void compare_line(struct vm *vm, const char *line, unsigned len, void *ct
 		c->seen++;
 }
 
+static const struct vm_observer line_observer = { .on_line = compare_line };
+
 /* Every line printed as it must be, else false with the reason set. */
 static bool lines_match(struct selftest *st, const struct line_check *c)
 {
@@ -195,10 +197,8 @@ static enum verdict check_guest(struct selftest *st, const struct guest_check *g
 	ksnprintf(name, sizeof(name), "st-%s", g->module);
 	if (!(vm = create(st, &v, name, g->module, args, g->mem, BACKING_LAZY, g->vcpus)))
 		return v;
-	if (g->lines) {
-		vm->on_line = compare_line;
-		vm->on_line_ctx = &lines;
-	}
+	if (g->lines)
+		vm_observe(vm, &line_observer, &lines);
 	if (run_to_exit(st, vm) && (!g->lines || lines_match(st, &lines)))
 		v = PASS;
 	audit(st, vm);

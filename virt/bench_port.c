@@ -17,8 +17,8 @@ bool bench_port_io(struct vcpu *v, uint16_t port, unsigned size, bool in, uint32
 	}
 	if (port == BENCH_PORT_DATA) {
 		vm_lock(vm);
-		if (vm->on_bench_word)
-			vm->on_bench_word(vm, *val, vm->on_bench_ctx);
+		if (vm->observer && vm->observer->on_bench_word)
+			vm->observer->on_bench_word(vm, *val, vm->observer_ctx);
 		vm_unlock(vm, v);
 		return true;
 	}
@@ -33,6 +33,6 @@ bool bench_port_io(struct vcpu *v, uint16_t port, unsigned size, bool in, uint32
 		*retry = true;
 		return true;
 	}
-	vm->bench_cmd = *val;
+	vm->bench_port.cmd = *val;
 	return true;
 }

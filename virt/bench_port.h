@@ -27,6 +27,12 @@
 #define BENCH_CMD_MAX 15u
 #define VM_PAUSE_BENCH_POINT "bench point"
 
+/* A VM's side of the port: the command its last bench point paused for,
+ * for the scenario to read while the VM is paused. */
+struct bench_port {
+	uint32_t cmd;
+};
+
 struct vcpu;
 
 /* A 32-bit access at one of the bench ports: true if it was one (handled),

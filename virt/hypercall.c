@@ -43,7 +43,7 @@ static uint64_t hc_puts(struct vcpu *v, uint64_t gpa, uint64_t len)
 	if (mmu_read_guest(&vm->mmu, gpa, buf, len))
 		ret = (uint64_t)HC_EINVAL;
 	for (uint64_t i = 0; !ret && i < len; i++)
-		uart_transmit(vm, (uint8_t)buf[i]);
+		com1_transmit(vm, (uint8_t)buf[i]);
 	vm_unlock(vm, v);
 	return ret;
 }

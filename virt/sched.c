@@ -4,7 +4,7 @@
  * millisecond by the TSC, so vCPUs sharing a CPU get it round-robin. The
  * console CPU (CPU 0) runs its own share the same way, or only watches:
  * Ctrl-C (or, with `vm console` attached, the keys for the guest and
- * Ctrl-]), the deadline and the VM's on_watch hook. */
+ * Ctrl-]), the deadline and the VM's observer. */
 #include "virt/sched.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/percpu.h"
@@ -155,8 +155,8 @@ static void console_watch(struct vm *vm)
 		next_poll = now + tsc_khz();
 		if (reason)
 			vm_pause(vm, reason);
-		else if (vm->on_watch)
-			vm->on_watch(vm, vm->on_watch_ctx);
+		else if (vm->observer && vm->observer->on_watch)
+			vm->observer->on_watch(vm, vm->observer_ctx);
 	}
 }
 

@@ -15,7 +15,7 @@ bool vm_place_vcpus(struct vm *vm, const uint8_t *list, unsigned len, char *err,
 
 /* Run every vCPU of vm on its CPU until a stop (vm_running false), the
  * console CPU polling for Ctrl-C and the deadline (TSC, 0 for none) and
- * calling vm->on_watch; returns when every CPU has left the VM. */
+ * calling its observer's on_watch; returns when every CPU has left the VM. */
 void sched_run(struct vm *vm, uint64_t deadline);
 
 /* What the console CPU asks about once a millisecond while a VM runs: the

@@ -309,8 +309,8 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 		v->stats.events_requeued += e.requeued;
 		if (handle_exit(v, &e))
 			v->regs.rip += e.insn_len;
-		if (vm->on_exit && vm_running(vm))
-			vm->on_exit(vm, &e, vm->on_exit_ctx);
+		if (vm->observer && vm->observer->on_exit && vm_running(vm))
+			vm->observer->on_exit(vm, &e, vm->observer_ctx);
 		if (e.kind == VEXIT_INTR)
 			return; /* the tick or a kick: the CPU takes it, then maybe another vCPU */
 		if (v->yielded) {

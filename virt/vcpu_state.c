@@ -52,7 +52,7 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 	/* One instant for every vCPU: their TSCs keep their distances. */
 	uint64_t now = rdtsc();
 	struct vm_saved vs = {
-		.nr_vcpus = vm->nr_vcpus, .uart = vm->uart, .lost = vm->lost,
+		.nr_vcpus = vm->nr_vcpus, .uart = vm->com1.out, .lost = vm->lost,
 		.pvclock_wall_msr = vm->pvclock_wall_msr,
 	};
 	bool ok = record_put(buf, cap, pos, &vm_record, 0, &vs);
@@ -189,7 +189,7 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 	switch (h->id) {
 	case REC_VM:
 		record_load(&vm_record, payload, h->length, &vs);
-		vm->uart = vs.uart;
+		vm->com1.out = vs.uart;
 		vm->lost = vs.lost;
 		vm->pvclock_wall_msr = vs.pvclock_wall_msr;
 		return;

@@ -12,7 +12,7 @@
 struct vm_saved {
 	uint32_t nr_vcpus;     /* 1 to VM_VCPUS_MAX */
 	uint32_t reserved;     /* zero */
-	struct vm_uart uart;   /* COM1's partial line, as sprig's console shows it */
+	struct com1_out uart;  /* COM1's partial line, as sprig's console shows it */
 	struct vm_lost lost;   /* discards the guest has not collected (HC_LOST_RANGES) */
 	uint64_t pvclock_wall_msr; /* MSR_KVM_WALL_CLOCK_NEW as last written */
 };

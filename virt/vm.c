@@ -423,7 +423,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 
 void vm_destroy(struct vm *vm)
 {
-	uart_flush_line(vm);	/* a paused guest's unfinished line */
+	com1_flush_line(vm);	/* a paused guest's unfinished line */
 	vm_teardown(vm, true);
 }
 
@@ -465,9 +465,9 @@ void vm_run(struct vm *vm, uint64_t timeout_ms)
 	 * VM's snapshots too): printed now, one line of the guest's would come
 	 * out as two, split by the pause. */
 	if (vm->state == VM_PAUSED)
-		uart_end_raw_line(vm);
+		com1_end_raw_line(vm);
 	else
-		uart_flush_line(vm);
+		com1_flush_line(vm);
 
 	switch (vm->state) {
 	case VM_EXITED:

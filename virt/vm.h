@@ -9,6 +9,8 @@
 #include "virt/backend.h"
 #include "dev/bus.h"
 #include "dev/com1.h"
+#include "virt/bench_port.h"
+#include "virt/vm_observer.h"
 #include "arch/x86/smp.h"
 
 struct snapshot_image;
@@ -55,8 +57,7 @@ struct vm {
 	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
 	bool strict_mmio;          /* accesses no device claims stop the guest */
 	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
-	struct vm_uart uart;       /* COM1's output not yet printed */
-	struct vm_com1 com1;       /* COM1 (dev/com1.h); not in snapshots */
+	struct vm_com1 com1;       /* COM1 (dev/com1.h) */
 	/* Every device once, and the buses that reach them: fixed from
 	 * creation (platform_init) on, so lookups need no lock. */
 	struct vm_devices devices;
@@ -70,25 +71,12 @@ struct vm {
 	const char *pause_reason; /* why a VM_PAUSED VM paused */
 	char args[VM_ARGS_MAX];   /* the guest's arguments, for HC_ARGS */
 	const struct snapshot_image *restored_from; /* its memory's image, or NULL */
-	/* Called after every exit while the VM runs (benchmark scenarios zap
-	 * or discard memory between exits), on the exiting vCPU's CPU: with
-	 * several vCPUs, on several CPUs at once. NULL when unused. */
-	void (*on_exit)(struct vm *vm, const struct vexit *e, void *ctx);
-	void *on_exit_ctx;
-	/* Called by the console CPU about once a millisecond while the VM
-	 * runs (a benchmark's host-side thread); NULL when unused. */
-	void (*on_watch)(struct vm *vm, void *ctx);
-	void *on_watch_ctx;
-	/* Called with each line the guest prints on COM1, without its end;
-	 * NULL when unused (selftest compares hello's lines). */
-	void (*on_line)(struct vm *vm, const char *line, unsigned len, void *ctx);
-	void *on_line_ctx;
+	/* What watches the VM run (virt/vm_observer.h) and the context its
+	 * hooks get; NULL when nothing does. Set with vm_observe. */
+	const struct vm_observer *observer;
+	void *observer_ctx;
 	struct vm_lost lost;
-	/* The bench port's scenario side (virt/bench_port.h): the command the
-	 * last bench point paused for, and where data words go (NULL: dropped). */
-	uint32_t bench_cmd;
-	void (*on_bench_word)(struct vm *vm, uint32_t word, void *ctx);
-	void *on_bench_ctx;
+	struct bench_port bench_port; /* virt/bench_port.h */
 	/* NMIs the host CPUs took while they ran the VM (in the guest or
 	 * handling its exits), counted and survived. */
 	uint64_t host_nmis;
@@ -179,6 +167,13 @@ static inline bool vm_running(const struct vm *vm)
 }
 /* The VM's clock for its chipset: vCPU 0's guest TSC. */
 uint64_t vm_guest_tsc(const struct vm *vm);
+/* Let observer (NULL: none) watch the VM, its hooks given ctx; while the VM
+ * does not run, as the run loops read it unlocked. */
+static inline void vm_observe(struct vm *vm, const struct vm_observer *observer, void *ctx)
+{
+	vm->observer = observer;
+	vm->observer_ctx = ctx;
+}
 
 
 extern const char *const vexit_kind_names[VEXIT_KINDS];
