@@ -31,6 +31,13 @@ struct bench_spread {
 };
 struct bench_spread bench_spread(uint64_t *samples, unsigned n);
 
+/* TSC cycles per ns, measured against the monotonic clock (20 ms). */
+double bench_tsc_per_ns(void);
+
+/* The slope k of the least-squares line through (log x, log y) of n points:
+ * the cost y grows as x^k. Rounded to three decimals, as printed and judged. */
+double bench_loglog_slope(const double *x, const double *y, unsigned n);
+
 /* The benchmark program was started with --instructions-child ARG: the
  * argument, else NULL (see mmu_bench.c). */
 extern const char *bench_child_arg;

@@ -1,5 +1,7 @@
 /* Host benchmark runner (see bench.h). */
 #include "tests/bench/bench.h"
+#include "mm/latency.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,30 @@ struct bench_spread bench_spread(uint64_t *s, unsigned n)
 {
 	qsort(s, n, sizeof(*s), cmp_u64);
 	return (struct bench_spread){ s[n / 2], s[0], s[n - 1] };
+}
+
+double bench_tsc_per_ns(void)
+{
+	uint64_t ns0 = bench_now_ns(), c0 = latency_clock();
+
+	while (bench_now_ns() - ns0 < 20000000)
+		;
+	return (double)(latency_clock() - c0) / (double)(bench_now_ns() - ns0);
+}
+
+double bench_loglog_slope(const double *x, const double *y, unsigned n)
+{
+	double sx = 0, sy = 0, sxx = 0, sxy = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		double lx = log(x[i]), ly = log(y[i]);
+
+		sx += lx;
+		sy += ly;
+		sxx += lx * lx;
+		sxy += lx * ly;
+	}
+	return round(1000 * (n * sxy - sx * sy) / (n * sxx - sx * sx)) / 1000;
 }
 
 void bench_count_begin(void)

@@ -11,6 +11,7 @@
 #include "mm/tdp_mmu.h"
 #include "svm/npt.h"
 #include "tests/bench/bench.h"
+#include "tests/bench/rmap_fork.h"
 #include "tests/targets.h"
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
@@ -39,16 +40,16 @@ static void vm_init(struct mmu *mmu, uint32_t id)
 }
 
 /* One run: ns for the whole workload. */
-static uint64_t run_fork(struct mmu *vms, unsigned clones)
+static uint64_t run_fork(struct mmu *vms, unsigned clones, unsigned pages)
 {
-	struct memslot_config slot = { .gpa = 0, .size = PAGES * 4096ull,
+	struct memslot_config slot = { .gpa = 0, .size = pages * 4096ull,
 				       .backing = { .kind = BACKING_LAZY } };
 	uint64_t t;
 
 	vm_init(&vms[0], 0);
 	if (mmu_slot_add(&vms[0], &slot))
 		abort();
-	for (unsigned p = 0; p < PAGES; p++)
+	for (unsigned p = 0; p < pages; p++)
 		if (tdp_map(&vms[0], p * 4096ull, TDP_ACC_WRITE) != TDP_FIXED)
 			abort();
 	t = bench_now_ns();
@@ -56,13 +57,37 @@ static uint64_t run_fork(struct mmu *vms, unsigned clones)
 		vm_init(&vms[c], c);
 		if (mmu_clone(&vms[0], &vms[c]))
 			abort();
-		for (unsigned p = 0; p < PAGES; p++)
+		for (unsigned p = 0; p < pages; p++)
 			if (tdp_map(&vms[c], p * 4096ull, TDP_ACC_READ) > TDP_SPURIOUS)
 				abort();
 	}
 	for (unsigned c = 0; c <= clones; c++)
 		mmu_destroy(&vms[c]);
 	return bench_now_ns() - t;
+}
+
+void rmap_fork_measure(const unsigned *clones, unsigned counts, unsigned pages, unsigned runs,
+		       unsigned max_runs, uint64_t (*samples)[RMAP_FORK_VARIANTS][max_runs])
+{
+	struct mmu *vms = calloc(clones[counts - 1] + 1, sizeof(*vms));
+	struct mmu_config saved = mmu_config;
+
+	if (!vms) {
+		fprintf(stderr, "rmap_fork: no memory for %u VMs\n", clones[counts - 1] + 1);
+		exit(1);
+	}
+	host_mem_init(1024 * MiB);
+	/* Each clone faults every page itself: an rmap add per fault. */
+	mmu_config.prefetch = PREFETCH_OFF;
+	for (unsigned r = 0; r < runs; r++)
+		for (unsigned c = 0; c < counts; c++)
+			for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
+				mmu_config.rmap_desc = rmap_fork_variants[k].layout;
+				mmu_config.rmap_backref = rmap_fork_variants[k].backref;
+				samples[c][k][r] = run_fork(vms, clones[c], pages);
+			}
+	mmu_config = saved;
+	free(vms);
 }
 
 static double spread_pct(const struct bench_spread *s)
@@ -90,21 +115,9 @@ BENCH(rmap_fork)
 {
 	unsigned runs = smoke ? SMOKE_RUNS : RUNS, counts = smoke ? 1 : N_COUNTS;
 	static uint64_t samples[N_COUNTS][RMAP_FORK_VARIANTS][RUNS];
-	struct mmu *vms = calloc(clone_counts[N_COUNTS - 1] + 1, sizeof(*vms));
-	struct mmu_config saved = mmu_config;
 	struct bench_spread s[RMAP_FORK_VARIANTS];
 
-	host_mem_init(1024 * MiB);
-	/* Each clone faults every page itself: an rmap add per fault. */
-	mmu_config.prefetch = PREFETCH_OFF;
-	for (unsigned r = 0; r < runs; r++)
-		for (unsigned c = 0; c < counts; c++)
-			for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
-				mmu_config.rmap_desc = rmap_fork_variants[k].layout;
-				mmu_config.rmap_backref = rmap_fork_variants[k].backref;
-				samples[c][k][r] = run_fork(vms, clone_counts[c]);
-			}
-	mmu_config = saved;
+	rmap_fork_measure(clone_counts, counts, PAGES, runs, RUNS, samples);
 
 	printf("Rmap fork: a parent maps %u frames, N clones map them all for reading, all are "
 	       "torn down; %u interleaved runs, ms (median, spread)\n", PAGES, runs);
@@ -126,5 +139,4 @@ BENCH(rmap_fork)
 		if (c == counts - 1)
 			print_verdicts(s, clone_counts[c]);
 	}
-	free(vms);
 }

@@ -250,16 +250,6 @@ static unsigned build_rows(struct row *rows)
 	return n;
 }
 
-/* TSC cycles per ns, measured against the monotonic clock. */
-static double tsc_per_ns(void)
-{
-	uint64_t ns0 = bench_now_ns(), c0 = latency_clock();
-
-	while (bench_now_ns() - ns0 < 20000000)
-		;
-	return (double)(latency_clock() - c0) / (double)(bench_now_ns() - ns0);
-}
-
 #define MAX_ROWS (N_ZAP_PATTERNS * N_SAME_REFAULTS)
 
 /* Under callgrind (the child): every sweep row, off then on, one dump each. */
@@ -398,7 +388,7 @@ BENCH(zap)
 		count_sweeps_child(rows, n_rows);
 		exit(0);
 	}
-	per_ns = tsc_per_ns();
+	per_ns = bench_tsc_per_ns();
 	/* Interleaved, the order alternating: noise hits off and on alike. */
 	for (unsigned r = 0; r < runs; r++)
 		for (unsigned i = 0; i < n_rows; i++)

@@ -25,7 +25,8 @@ BENCH = os.path.join(ROOT, "build", "host", "bench")
 HOST = [("zap", "leaf-empty hint: zaps, hint off/on"),
         ("split", "split on fault: exec and dirty logging"),
         ("rmap", "rmap operations and the fork workload"),
-        ("prefetch", "prefetch on restore")]
+        ("prefetch", "prefetch on restore"),
+        ("curve", "cost curves: zap time against range, fork time against clones")]
 
 # In-guest scenarios in one QEMU boot: (console command, timeout in seconds).
 # The one-vCPU runs first, then the concurrency experiments: the vCPUs on CPUs

@@ -67,6 +67,7 @@ SECTIONS = [
     ("split", "Split on fault and dirty logging", ("split_",)),
     ("rmap", "Counted rmap descriptors", ("rmap_fork", "rmaps_hist", "rmap_ops")),
     ("prefetch", "Forward prefetch", ("prefetch_",)),
+    ("curves", "Cost curves", ("curve_",)),
 ]
 
 

@@ -2,6 +2,7 @@
 python3-matplotlib) from a run's records. Each function returns a list of
 figures: {"file", "title", "caption"}; the caption says what was measured,
 how often, the spread and where."""
+import math
 import re
 
 import matplotlib
@@ -9,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from . import proposals  # noqa: E402
+from . import curves, proposals  # noqa: E402
 from .verdicts import (WHERE_NAMES, one, one_vcpu, select, several_vcpus,  # noqa: E402
                        zap_vcpus_keys)
 
@@ -431,9 +432,73 @@ def smp_exec_dirty(recs, outdir):
     return out
 
 
+def curve_panel(ax, family, cs, field, scale, ylabel):
+    """One cost's curves on log-log: the medians with min..max bars where the
+    points have them, and each curve's fitted line, its slope in the legend."""
+    for n, c in enumerate(cs):
+        xs = [p[family["work"]] for p in c["points"]]
+        dodge = 1.04 ** (n - (len(cs) - 1) / 2)  # side by side: each curve's bars seen
+        ys = [p[field] / scale for p in c["points"]]
+        errs = None
+        if field == "time_ns":
+            errs = [[(p["time_ns"] - p["ns_min"]) / scale for p in c["points"]],
+                    [(p["ns_max"] - p["time_ns"]) / scale for p in c["points"]]]
+        kc = curves.slope(c, family, field)
+        ax.errorbar([x * dodge for x in xs], ys, yerr=errs, fmt="o", markersize=3, capsize=2,
+                    color="C%d" % n, label=c["label"] if kc is None else
+                    "%s: k = %.3f" % (c["label"], kc[0]))
+        if kc:
+            k, b = kc
+            ax.plot([xs[0], xs[-1]], [math.exp(b) * x ** k / scale for x in
+                                      (xs[0], xs[-1])], color="C%d" % n, linewidth=1)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+
+
+def cost_curves(recs, outdir):
+    """Zap time and SPTE visits against the range, fork time against the
+    clones: log-log, the fitted lines' slopes in the legends."""
+    out = []
+    zap = curves.curves(recs, curves.ZAP)
+    if zap:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+        curve_panel(axes[0], curves.ZAP, zap, "time_ns", 1000, "zap time, us (log)")
+        curve_panel(axes[1], curves.ZAP, zap, "spte_visits", 1, "entries read (log)")
+        for ax in axes:
+            ax.set_xlabel("range, MiB (log)")
+        name = save(fig, outdir, "curve_zap.png")
+        out.append(fig_entry(
+            name, "Zap cost against its range, leaf-empty hint off and on",
+            "For each range (%s to %s MiB), a VM mapped at 4 KiB over it is zapped (first) and "
+            "zapped again, empty (repeat), hint off and on interleaved; left: the median zap "
+            "time of %s runs by the MMU's zap_cycles, bars min to max; right: the entries the "
+            "zap read at every level (zap_spte_visits, the same in every run). Lines: least "
+            "squares on log-log, cost ~ range^k; host benchmark tests/bench/zap_curve_bench.c." %
+            (zap[0]["points"][0]["range_mib"], zap[0]["points"][-1]["range_mib"],
+             curves.runs(zap))))
+    fork = curves.curves(recs, curves.FORK)
+    if fork:
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        curve_panel(ax, curves.FORK, fork, "time_ns", 1e6, "fork workload, ms (log)")
+        ax.set_xlabel("clones (log)")
+        name = save(fig, outdir, "curve_fork.png")
+        out.append(fig_entry(
+            name, "Fork time against the clones, per rmap variant",
+            "A parent maps %s frames, N clones map them all for reading, all are torn down "
+            "(tests/bench/fork_curve_bench.c, the rmap_fork workload with fewer frames a "
+            "clone); median of %s interleaved runs, bars min to max. Lines: least squares on "
+            "log-log, time ~ clones^k; host." % (
+                fork[0]["points"][0].get("pages", "?"),
+                curves.runs(fork))))
+    return out
+
+
 def all_figures(recs, outdir):
     figs = []
     for f in (zap_cdf, zap_visits, zap_guest, split_plots, rmap_fork, rmaps_hist, rmap_ops,
-              prefetch_plots, smp_fault_waits, smp_exec_dirty):
+              prefetch_plots, smp_fault_waits, smp_exec_dirty, cost_curves):
         figs += f(recs, outdir)
     return figs

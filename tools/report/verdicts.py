@@ -1,7 +1,7 @@
 """Verdicts: each target of docs/targets.md judged on a run's records. Every
 value comes from the records; a target whose data is missing says so and is
 never counted as met."""
-from . import targets as targets_mod
+from . import curves as curves_mod, targets as targets_mod
 
 WHERE_NAMES = {"host": "host", "qemu": "in guest under QEMU (SVM, NPT)",
                "bochs": "in guest under Bochs (VMX, EPT)",
@@ -231,6 +231,21 @@ def stale_verdict(verdicts, where):
     return "met" if all(v["met"] for v in vs) else "not met"
 
 
+def curve_verdicts(j, recs):
+    """Each cost curve's log-log slope, fitted to the run's points."""
+    for family, fields in ((curves_mod.ZAP, (("time_ns", "zap_curve_time_slope"),
+                                             ("spte_visits", "zap_curve_visit_slope"))),
+                           (curves_mod.FORK, (("time_ns", "fork_curve_time_slope"),))):
+        for c in curves_mod.curves(recs, family):
+            p = c["points"]
+            label = "%s, %s, %d points" % (c["label"], family["span"] % (
+                p[0][family["work"]], p[-1][family["work"]]), len(p))
+            for field, key in fields:
+                kc = curves_mod.slope(c, family, field)
+                j("curves", key, "host", label, kc and kc[0], "%.3f",
+                  "" if kc else "a point without %s" % field)
+
+
 def compute(records, targets=None):
     """All verdicts of a run, in page order."""
     j = Judge(targets or targets_mod.load())
@@ -239,4 +254,5 @@ def compute(records, targets=None):
     rmap_verdicts(j, records)
     prefetch_verdicts(j, records)
     smp_verdicts(j, records)
+    curve_verdicts(j, records)
     return j.out
