@@ -25,6 +25,7 @@
 
 struct mmu_family {
 	struct mmu *first; /* members by increasing id */
+	struct mmu *last;  /* the highest id: a new clone's goes after it */
 	unsigned members;
 };
 
@@ -38,20 +39,26 @@ static struct mmu_family *family_new(struct mmu *first)
 
 	if (!pa)
 		return NULL;
-	fam->first = first;
+	fam->first = fam->last = first;
 	fam->members = 1;
 	first->share.family = fam;
 	return fam;
 }
 
+/* In id order. A clone's VM is usually the newest, its id the highest: then
+ * it goes last at once, and making N clones stays linear in N. */
 static void family_add(struct mmu_family *fam, struct mmu *mmu)
 {
 	struct mmu **link = &fam->first;
 
+	if (fam->last->share.id < mmu->share.id)
+		link = &fam->last->share.next;
 	while (*link && (*link)->share.id < mmu->share.id)
 		link = &(*link)->share.next;
 	mmu->share.next = *link;
 	*link = mmu;
+	if (!mmu->share.next)
+		fam->last = mmu;
 	mmu->share.family = fam;
 	fam->members++;
 }
@@ -59,14 +66,16 @@ static void family_add(struct mmu_family *fam, struct mmu *mmu)
 void mmu_family_leave(struct mmu *mmu)
 {
 	struct mmu_family *fam = mmu->share.family;
-	struct mmu **link;
+	struct mmu **link, *prev = NULL;
 
 	if (!fam)
 		return;
 	spin_lock(&share_lock);
 	for (link = &fam->first; *link != mmu; link = &(*link)->share.next)
-		;
+		prev = *link;
 	*link = mmu->share.next;
+	if (fam->last == mmu)
+		fam->last = prev;
 	mmu->share = (struct mmu_share){ .id = mmu->share.id };
 	/* Alone, the last member shares nothing: it needs no family. */
 	if (--fam->members == 1) {
