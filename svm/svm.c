@@ -326,8 +326,8 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	/* MOV to and from CR8 use V_TPR (V_INTR_MASKING): the APIC's TPR. */
 	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | tpr_class;
 
-	msr_load_tsc_aux(v);
-	msr_load_pkrs(v);
+	vcpu_load_tsc_aux(v);
+	vcpu_load_pkrs(v);
 	svm_enter(sv->vmcb_pa, &v->regs, cpu->host_vmcb_pa);
 
 	v->regs.rax = vmcb->save.rax;

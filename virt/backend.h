@@ -284,17 +284,14 @@ void backend_register(const struct virt_backend *ops);
  * none did (a CPU offers SVM or VMX, not both). */
 bool backend_probe(void);
 
-/* virt/msr.c, for the backends: load v's TSC_AUX into this CPU's before
- * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither
- * the VMCB nor the VMCS holds it. */
-void msr_load_tsc_aux(const struct vcpu *v);
+/* virt/'s services to the backends (virt/backend.c). */
+
+/* Load v's TSC_AUX into this CPU's before entering it. RDTSCP and RDPID run
+ * unintercepted and read the CPU's: neither the VMCB nor the VMCS holds it. */
+void vcpu_load_tsc_aux(const struct vcpu *v);
 /* The same for IA32_PKRS on SVM, whose VMCB does not hold it either. sprig
  * never sets CR4.PKS, so the guest's value left in the CPU binds nothing. */
-void msr_load_pkrs(const struct vcpu *v);
-/* A restored vCPU's paravirtual clock: its structure written anew for this
- * machine's TSC rate, when the guest enabled it (virt/msr.c). */
-void msr_pvclock_resume(struct vcpu *v);
-
-/* virt/cpuid.c, for the backends: the CR4 bits v's CPUID allows
- * (cpuid_guest_cr4_allowed); a MOV to CR4 setting any other raises #GP. */
+void vcpu_load_pkrs(const struct vcpu *v);
+/* The CR4 bits v's CPUID allows (cpuid_guest_cr4_allowed); a MOV to CR4
+ * setting any other raises #GP. */
 uint64_t vcpu_cr4_allowed(struct vcpu *v);

@@ -439,7 +439,7 @@ static void vmx_run(struct vcpu *v, struct vexit *e)
 	if (vmx_caps.entry & ENTRY_LOAD_PKRS)
 		vmcs_write(VMCS_GUEST_PKRS, v->pkrs);
 
-	msr_load_tsc_aux(v);
+	vcpu_load_tsc_aux(v);
 	status = vmx_enter(&v->regs, a->launched);
 	if (status != VMX_ENTER_EXITED) {
 		const char *insn = a->launched ? "VMRESUME" : "VMLAUNCH";
