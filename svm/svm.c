@@ -10,8 +10,6 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
-#include "mm/mmu.h"
-#include "mm/spte.h"
 #include "svm/caps.h"
 #include "svm/npt.h"
 #include "svm/svm_vcpu.h"
@@ -275,7 +273,7 @@ static void svm_ud_exit(struct vcpu *v, struct vexit *e)
 	uint8_t b[sizeof(vmcall)];
 	unsigned code_bits;
 
-	if (svm_fetch_at_rip(v, b, sizeof(b), &code_bits) == sizeof(b) &&
+	if (vcpu_fetch_at_rip(v, b, sizeof(b), &code_bits) == sizeof(b) &&
 	    !memcmp(b, vmcall, sizeof(b))) {
 		e->kind = VEXIT_HYPERCALL;
 		e->insn_len = sizeof(vmcall);
@@ -302,7 +300,7 @@ static void svm_finish_exit(struct vcpu *v, struct vexit *e)
 		svm_ud_exit(v, e);
 		return;
 	}
-	last = tdp_get_walk(v->mmu, e->info2, sptes);
+	last = vcpu_tdp_walk(v, e->info2, sptes);
 	e->kind = VEXIT_FAILED;
 	npt_describe_reserved(sptes, last, e->info2, &cpuinfo, e->text, sizeof(e->text));
 }
@@ -312,7 +310,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	struct svm_cpu *cpu = svm_this_cpu();
 	struct svm_vcpu *sv = v->arch;
 	struct vmcb *vmcb = sv->vmcb;
-	uint64_t tpr_class = lapic_tpr(&v->apic) >> 4;
+	uint64_t cr8 = vcpu_cr8(v);
 
 	vmcb->control.tlb_control = svm_asid_assign(&cpu->asids, &sv->asid, &v->flush_pending,
 						    cpuinfo.svm.features & SVM_FEAT_FLUSH_BY_ASID);
@@ -324,7 +322,7 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	vmcb->save.rflags = v->regs.rflags;
 	svm_prepare_events(v);
 	/* MOV to and from CR8 use V_TPR (V_INTR_MASKING): the APIC's TPR. */
-	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | tpr_class;
+	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | cr8;
 
 	vcpu_load_tsc_aux(v);
 	vcpu_load_pkrs(v);
@@ -334,8 +332,8 @@ static void svm_run(struct vcpu *v, struct vexit *e)
 	v->regs.rsp = vmcb->save.rsp;
 	v->regs.rip = sv->exit_rip = vmcb->save.rip;
 	v->regs.rflags = vmcb->save.rflags;
-	if ((vmcb->control.int_ctl & 0xf) != tpr_class)
-		lapic_set_tpr(&v->apic, (uint32_t)(vmcb->control.int_ctl & 0xf) << 4);
+	if ((vmcb->control.int_ctl & 0xf) != cr8)
+		vcpu_set_cr8(v, vmcb->control.int_ctl & 0xf);
 	vmcb->control.event_inject = 0;
 	svm_complete_events(v);
 	decode_exit(v, sv, vmcb, e);

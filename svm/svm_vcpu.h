@@ -47,10 +47,6 @@ void svm_complete_events(struct vcpu *v);
 /* cr.c: an intercepted MOV to CR4, after the entry window: false when the
  * write raises #GP (nothing changed); e->kind says the rest. */
 bool svm_write_cr4_exit(struct vcpu *v, struct vexit *e);
-/* Up to len bytes of the instruction at the guest's RIP, read through its
- * page tables (svm/cr.c; under the MMU lock, after the entry window), and
- * its code width; the bytes fetched. */
-size_t svm_fetch_at_rip(struct vcpu *v, uint8_t *b, size_t len, unsigned *code_bits);
 /* Exits: the IRET intercept, and the single step's #DB. */
 void svm_iret_exit(struct svm_vcpu *sv);
 void svm_step_trap(struct vcpu *v);

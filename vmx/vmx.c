@@ -22,9 +22,6 @@
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
-#include "mm/mmu.h"
-#include "mm/spte.h"
-#include "virt/mmio.h"
 #include "vmx/ept.h"
 #include "vmx/vmx_errors.h"
 #include "vmx/vmx_vcpu.h"
@@ -478,10 +475,10 @@ static void vmx_ud_exit(struct vcpu *v, struct vexit *e)
 {
 	static const uint8_t vmmcall[] = { 0x0f, 0x01, 0xd9 };
 	uint8_t b[sizeof(vmmcall)];
-	struct guest_mode m;
+	unsigned code_bits;
 
-	vmx_guest_mode(v, &m);
-	if (fetch_at_rip(v, &m, b, sizeof(b)) == sizeof(b) && !memcmp(b, vmmcall, sizeof(b))) {
+	if (vcpu_fetch_at_rip(v, b, sizeof(b), &code_bits) == sizeof(b) &&
+	    !memcmp(b, vmmcall, sizeof(b))) {
 		e->kind = VEXIT_HYPERCALL;
 		e->insn_len = sizeof(vmmcall);
 		return;
@@ -507,7 +504,7 @@ static void vmx_finish_exit(struct vcpu *v, struct vexit *e)
 	/* EXIT_EPT_MISCONFIG: sprig's own tables are at fault, refaulting
 	 * would loop; the walk names the entry. */
 	e->kind = VEXIT_FAILED;
-	last = tdp_get_walk(v->mmu, e->info2, sptes);
+	last = vcpu_tdp_walk(v, e->info2, sptes);
 	ept_describe_misconfig(sptes, last, e->info2, cpuinfo.vmx.ept_vpid_cap & 1 /* execute-only */,
 			       e->text, sizeof(e->text));
 }
