@@ -5,6 +5,7 @@
  * Done after the entry window (svm_finish_exit): without decode assists the
  * instruction is fetched through the guest's page tables, under the MMU
  * lock. vmx/cr.c is the VMX counterpart. */
+#include "svm/cr.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"

@@ -5,14 +5,18 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
+#include "arch/x86/msr.h"
 #include "arch/x86/percpu.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
 #include "svm/caps.h"
+#include "svm/cr.h"
+#include "svm/event.h"
 #include "svm/npt.h"
 #include "svm/svm_vcpu.h"
+#include "svm/vmcb.h"
 
 #define IOPM_ORDER 2  /* 12 KiB used */
 #define MSRPM_ORDER 1 /* 8 KiB */

@@ -2,8 +2,11 @@
  * state for the guest), its state at INIT and SIPI and for a boot protocol's
  * selectors, the VMCB side of snapshots (the save area), and the dump of a
  * stopped guest. The mirror of vmx/vmcs.c. */
+#include "svm/vmcb.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "svm/saved_state.h"

@@ -4,9 +4,11 @@
  * behind read shadows and emulates the MOV to CR that touches them, the
  * paging-mode switch it implies (EFER.LMA, the IA-32e-mode-guest control, the
  * PDPTEs of PAE paging) and CR8, the local APIC's TPR[7:4] (SDM 10.8.6.1). */
+#include "vmx/cr.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
-#include "vmx/vmx_vcpu.h"
+#include "vmx/vmx.h"
 
 #define CR3_PCID_NOFLUSH (1ull << 63)
 #define PDPTE_PRESENT 1ull

@@ -2,13 +2,16 @@
  * multiboot's machine state for the guest) and the VMCS side of snapshots:
  * which guest-state field holds which member of struct vmx_saved_state; and
  * the dump of a stopped guest. */
+#include "vmx/vmcs.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "vmx/cr.h"
+#include "vmx/vmx.h"
 #include "vmx/vmx_errors.h"
-#include "vmx/vmx_vcpu.h"
 
 void vmx_exit_point(void);
 

@@ -13,18 +13,22 @@
  * operation, and the backend keeps the IA-32e-mode-guest entry control equal
  * to EFER.LMA. Only the CR0/CR4 bits that VMX forces (the fixed-bit MSRs) are
  * owned by the host, behind read shadows. */
+#include "vmx/vmx.h"
 #include "arch/x86/apic.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
 #include "arch/x86/percpu.h"
+#include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "mm/frame.h"
+#include "vmx/caps.h"
+#include "vmx/cr.h"
 #include "vmx/ept.h"
+#include "vmx/event.h"
 #include "vmx/vmx_errors.h"
-#include "vmx/vmx_vcpu.h"
 
 _Static_assert(offsetof(struct vcpu_regs, rax) == VCPU_REGS_RAX, "vcpu_regs layout");
 _Static_assert(offsetof(struct vcpu_regs, rbx) == VCPU_REGS_RBX, "vcpu_regs layout");
