@@ -4,7 +4,7 @@
  * are shared with vmx/vmx_entry.S, so that part is assembler-safe. */
 #pragma once
 
-/* struct vcpu_regs, as vmx_entry.S addresses it (checked in vmx.c). */
+/* struct vcpu_regs, as vmx_entry.S addresses it (checked in run.c). */
 #define VCPU_REGS_RAX 0
 #define VCPU_REGS_RBX 8
 #define VCPU_REGS_RCX 16

@@ -1,5 +1,6 @@
 /* What vmx/vmx.c shares with the backend's other files: a CPU in VMX
- * operation, the capabilities read at enable time, the current VMCS. */
+ * operation, the capabilities read at enable time, the current VMCS. The
+ * mirror of svm/svm.h. */
 #pragma once
 #include "vmx/caps.h"
 #include "vmx/vmx_vcpu.h"
@@ -13,6 +14,8 @@ struct vmx_cpu {
 
 /* What this CPU model allows, set once when VMX is first enabled. */
 extern struct vmx_caps vmx_caps;
+/* The preemption timer's budget in TSC cycles, set with vmx_caps. */
+extern uint64_t preemption_budget_tsc;
 
 /* Make the vCPU's VMCS current on this CPU; false if it is active on
  * another. */
