@@ -250,7 +250,7 @@ void vmx_run(struct vcpu *v, struct vexit *e)
 }
 
 /* A #UD: VMMCALL (0f 01 d9) is a hypercall, as KVM emulates it on Intel for
- * guests written for AMD (svm.c's VMCALL the other way round); any other
+ * guests written for AMD (svm/run.c's VMCALL the other way round); any other
  * instruction gets its #UD. A fault's exit gives no instruction length. */
 static void vmx_ud_exit(struct vcpu *v, struct vexit *e)
 {

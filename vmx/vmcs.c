@@ -141,7 +141,7 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	vmw(w, VMCS_EXIT_CONTROLS, vmx_caps.exit);
 	vmw(w, VMCS_ENTRY_CONTROLS, vmx_caps.entry);
 	/* A machine check in the guest exits, for the host to report; a #UD
-	 * for VMMCALL, a hypercall as KVM emulates it on Intel (vmx.c). */
+	 * for VMMCALL, a hypercall as KVM emulates it on Intel (run.c). */
 	vmw(w, VMCS_EXCEPTION_BITMAP, 1u << VEC_MACHINE_CHECK | 1u << X86_VEC_UD);
 	vmw(w, VMCS_CR3_TARGET_COUNT, 0);
 	vmw(w, VMCS_CR0_GUEST_HOST_MASK, vmx_caps.cr0_host_owned);
