@@ -5,35 +5,24 @@
  * Done after the entry window (svm_finish_exit): without decode assists the
  * instruction is fetched through the guest's page tables, under the MMU
  * lock. vmx/cr.c is the VMX counterpart. */
+#include "svm/cr.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "svm/svm_vcpu.h"
-#include "virt/cpuid_policy.h"
-#include "virt/insn.h"
-#include "virt/mmio.h"
 
 #define CR_INFO_MOV (1ull << 63) /* EXITINFO1 with decode assists: MOV CRx, GPR in 3:0 */
 #define CR4_PGE (1ull << 7)
 /* CR4 bits whose change flushes the guest's TLB (SDM vol. 3A 4.10.4.1). */
 #define CR4_FLUSH_BITS (CR4_PGE | CR4_PAE | CR4_PCIDE | CR4_SMEP | CR4_SMAP | CR4_PKE | CR4_LA57)
 
-size_t svm_fetch_at_rip(struct vcpu *v, uint8_t *b, size_t len, unsigned *code_bits)
-{
-	struct guest_mode m;
-
-	svm_guest_mode(v, &m);
-	*code_bits = m.code_bits;
-	return fetch_at_rip(v, &m, b, len);
-}
-
 /* The GPR of a MOV to CR4 (0f 22 /r, legacy prefixes and a REX before it)
  * at the guest's RIP, and its length; -1 if it is something else. */
 static int mov_to_cr4_gpr(struct vcpu *v, unsigned *len)
 {
-	uint8_t b[INSN_MAX_LEN];
+	uint8_t b[VCPU_INSN_MAX_LEN];
 	unsigned i = 0, rex = 0, code_bits;
-	size_t n = svm_fetch_at_rip(v, b, sizeof(b), &code_bits);
+	size_t n = vcpu_fetch_at_rip(v, b, sizeof(b), &code_bits);
 
 	while (i < n && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 || b[i] == 0xf3 ||
 			 b[i] == 0x2e || b[i] == 0x36 || b[i] == 0x3e || b[i] == 0x26 ||
@@ -69,7 +58,7 @@ bool svm_write_cr4_exit(struct vcpu *v, struct vexit *e)
 	cr4 = *vcpu_gpr(&v->regs, (unsigned)n);
 	if (!(s->efer & EFER_LMA))
 		cr4 = (uint32_t)cr4;
-	if (!cpuid_cr4_write_ok(vcpu_cr4_allowed(v), s->cr4, cr4, s->efer, s->cr3))
+	if (!vcpu_cr4_write_ok(v, s->cr4, cr4, s->efer, s->cr3))
 		return false;
 	/* The guest's own MOV to CR4 would have flushed its TLB. */
 	if ((cr4 ^ s->cr4) & CR4_FLUSH_BITS)

@@ -3,7 +3,8 @@
  * virtual interrupt request and the single step that wait for its window,
  * and the IRET intercept that stands in for NMI blocking. Also the guest's mode for
  * instruction emulation. vmx/event.c has the Intel side. */
-#include "svm/svm_vcpu.h"
+#include "svm/event.h"
+#include "arch/x86/regs.h"
 
 /* An STI or MOV SS shadow covers only the instruction after it: gone once
  * virt/ skipped the exiting instruction. */

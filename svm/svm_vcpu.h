@@ -1,9 +1,6 @@
-/* What the SVM backend's files share (svm.c, event.c): a vCPU's SVM state and
- * the helpers one file defines and another calls. Not for virt/. The mirror
- * of vmx/vmx_vcpu.h. */
+/* A vCPU's SVM state, which v->arch points to. Not for virt/. The mirror of
+ * vmx/vmx_vcpu.h. */
 #pragma once
-#include "arch/x86/msr.h"
-#include "arch/x86/regs.h"
 #include "svm/tlb.h"
 #include "svm/vmcb.h"
 #include "virt/backend.h"
@@ -29,43 +26,3 @@ struct svm_vcpu {
 	bool step_guest_tf;
 	uint64_t step_dr6;
 };
-
-/* event.c: interrupt and NMI injection, the guest's mode. */
-void svm_guest_mode(struct vcpu *v, struct guest_mode *m);
-bool svm_irq_allowed(struct vcpu *v);
-void svm_inject_irq(struct vcpu *v, uint8_t vector);
-bool svm_nmi_allowed(struct vcpu *v);
-bool svm_nmi_masked(struct vcpu *v);
-void svm_inject_nmi(struct vcpu *v);
-void svm_event_window(struct vcpu *v, bool irq, bool nmi);
-/* Before an entry: the STI/MOV SS shadow is gone once virt/ skipped the
- * exiting instruction; the single step svm_event_window asked for. */
-void svm_prepare_events(struct vcpu *v);
-/* After an exit, before it is decoded: whether the intercepted IRET ran,
- * and the guest's RFLAGS without the step's TF. */
-void svm_complete_events(struct vcpu *v);
-/* cr.c: an intercepted MOV to CR4, after the entry window: false when the
- * write raises #GP (nothing changed); e->kind says the rest. */
-bool svm_write_cr4_exit(struct vcpu *v, struct vexit *e);
-/* Up to len bytes of the instruction at the guest's RIP, read through its
- * page tables (svm/cr.c; under the MMU lock, after the entry window), and
- * its code width; the bytes fetched. */
-size_t svm_fetch_at_rip(struct vcpu *v, uint8_t *b, size_t len, unsigned *code_bits);
-/* Exits: the IRET intercept, and the single step's #DB. */
-void svm_iret_exit(struct svm_vcpu *sv);
-void svm_step_trap(struct vcpu *v);
-/* The event delivery the exit interrupted (EXITINTINFO): into e->vectoring
- * and e->vector, and queued again (e->requeued) when it is to be. */
-void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e);
-/* vmcb.c: the VMCB of a new vCPU, INIT, SIPI and boot selectors, the dump,
- * and the save area in snapshots (the backend's ops of those names). */
-void svm_vmcb_setup(struct vcpu *v, struct vmcb *vmcb, paddr_t iopm_pa, paddr_t msrpm_pa);
-void svm_init_state(struct vcpu *v);
-void svm_sipi(struct vcpu *v, uint8_t vector);
-void svm_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
-			uint16_t ds);
-void svm_dump(struct vcpu *v);
-size_t svm_state_save(struct vcpu *v, void *buf);
-bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
-		     size_t errlen);
-bool svm_state_load(struct vcpu *v, const void *buf, size_t len);

@@ -2,11 +2,13 @@
  * state for the guest), its state at INIT and SIPI and for a boot protocol's
  * selectors, the VMCB side of snapshots (the save area), and the dump of a
  * stopped guest. The mirror of vmx/vmcs.c. */
+#include "svm/vmcb.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
+#include "arch/x86/msr.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "mm/mmu.h"
 #include "svm/saved_state.h"
 #include "svm/svm_vcpu.h"
 
@@ -75,7 +77,7 @@ void svm_vmcb_setup(struct vcpu *v, struct vmcb *vmcb, paddr_t iopm_pa, paddr_t 
 	/* The guest's IF masks only virtual interrupts; physical ones exit. */
 	c->int_ctl = INT_CTL_V_INTR_MASKING;
 	c->nested_ctl = 1;
-	c->nested_cr3 = mmu_root_pointer(v->mmu);
+	c->nested_cr3 = vcpu_tdp_root(v);
 	init_guest_state(vmcb);
 }
 

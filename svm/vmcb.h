@@ -1,7 +1,14 @@
 /* The VMCB (AMD APM vol. 2, appendix B): the control area at offset 0 and the
- * state-save area at 0x400, in the layout that predates SEV-ES. */
+ * state-save area at 0x400, in the layout that predates SEV-ES; and, at the
+ * end, what svm/vmcb.c does with a vCPU's. */
 #pragma once
+#include "arch/x86/direct_map.h"
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+struct vcpu;
+struct vcpu_regs;
 
 struct vmcb_segment {
 	uint16_t selector;
@@ -184,3 +191,16 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define EVENT_INJECT_SOFT_INT (4ull << 8)
 #define EVENT_INJECT_ERROR_VALID (1ull << 11)
 #define EVENT_INJECT_VECTOR_MASK 0xffull
+
+/* vmcb.c: the VMCB of a new vCPU, INIT, SIPI and boot selectors, the dump,
+ * and the save area in snapshots (the backend's ops of those names). */
+void svm_vmcb_setup(struct vcpu *v, struct vmcb *vmcb, paddr_t iopm_pa, paddr_t msrpm_pa);
+void svm_init_state(struct vcpu *v);
+void svm_sipi(struct vcpu *v, uint8_t vector);
+void svm_boot_selectors(struct vcpu *v, uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs,
+			uint16_t ds);
+void svm_dump(struct vcpu *v);
+size_t svm_state_save(struct vcpu *v, void *buf);
+bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
+		     size_t errlen);
+bool svm_state_load(struct vcpu *v, const void *buf, size_t len);

@@ -35,6 +35,9 @@ static inline uint64_t *vcpu_gpr(struct vcpu_regs *r, unsigned n)
 	return by_number[n & 15];
 }
 
+/* The longest x86 instruction (SDM vol. 2A, 2.3.11). */
+#define VCPU_INSN_MAX_LEN 15
+
 /* Why the guest stopped running, decoded. */
 enum vexit_kind {
 	VEXIT_NPF,        /* nested page fault / EPT violation */
@@ -85,7 +88,7 @@ struct vexit {
 			bool present;    /* the entry was present: a permission fault */
 			/* The instruction's first bytes where the CPU has decode
 			 * assists (SVM), else 0 of them: virt/ fetches them. */
-			uint8_t insn_bytes[15];
+			uint8_t insn_bytes[VCPU_INSN_MAX_LEN];
 			uint8_t insn_bytes_len;
 		} npf;
 		struct {
@@ -239,9 +242,9 @@ struct vcpu_stats {
 };
 
 struct vcpu {
-	struct vm *vm;         /* virt/'s: the backends see only this file and the MMU */
+	struct vm *vm;         /* virt/'s: the backends see only this file */
 	unsigned index;        /* in its VM; also its APIC ID. vCPU 0 boots the kernel */
-	struct mmu *mmu;       /* its VM's: the root for the control block, guest reads */
+	struct mmu *mmu;       /* its VM's: the backends reach it through the services below */
 	struct vcpu_regs regs;
 	void *arch;            /* the backend's state: VMCB or VMCS and friends */
 	uint8_t *xsave;        /* the guest's FPU/SSE/AVX state, 64-byte aligned */
@@ -284,17 +287,38 @@ void backend_register(const struct virt_backend *ops);
  * none did (a CPU offers SVM or VMX, not both). */
 bool backend_probe(void);
 
-/* virt/msr.c, for the backends: load v's TSC_AUX into this CPU's before
- * entering it. RDTSCP and RDPID run unintercepted and read the CPU's: neither
- * the VMCB nor the VMCS holds it. */
-void msr_load_tsc_aux(const struct vcpu *v);
+/* virt/'s services to the backends (virt/backend.c): all they take of the
+ * vCPU's local APIC, its VM's memory and TDP tables, its CPUID and virt/'s
+ * instruction fetch. */
+
+/* CR8, the local APIC's TPR[7:4] (SDM vol. 3A, 10.8.6.1): a MOV to CR8
+ * clears TPR[3:0]. */
+uint64_t vcpu_cr8(const struct vcpu *v);
+void vcpu_set_cr8(struct vcpu *v, uint64_t cr8);
+/* The VMCB's nCR3 or the VMCS's EPTP for the root of the VM's TDP tables. */
+uint64_t vcpu_tdp_root(const struct vcpu *v);
+/* The entries a walk of gpa through the TDP tables reads (tdp_get_walk),
+ * sptes[TDP_ROOT_LEVEL] down to the level returned; for reports of faults the
+ * CPU blames on the tables. Not while the vCPU counts as in the guest. */
+int vcpu_tdp_walk(struct vcpu *v, uint64_t gpa, uint64_t sptes[TDP_ROOT_LEVEL + 1]);
+/* len bytes of guest memory at gpa (mmu_read_guest): 0, or -1 where no
+ * memory slot holds them. Not while the vCPU counts as in the guest. */
+int vcpu_read_guest(struct vcpu *v, uint64_t gpa, void *buf, size_t len);
+/* Up to len bytes of the instruction at the guest's CS:RIP, read through its
+ * own page tables (exits that come without the bytes: a #UD, a MOV to CR4
+ * without decode assists), and the code width it runs in; the bytes read.
+ * Not while the vCPU counts as in the guest. */
+size_t vcpu_fetch_at_rip(struct vcpu *v, uint8_t *buf, size_t len, unsigned *code_bits);
+
+/* Load v's TSC_AUX into this CPU's before entering it. RDTSCP and RDPID run
+ * unintercepted and read the CPU's: neither the VMCB nor the VMCS holds it. */
+void vcpu_load_tsc_aux(const struct vcpu *v);
 /* The same for IA32_PKRS on SVM, whose VMCB does not hold it either. sprig
  * never sets CR4.PKS, so the guest's value left in the CPU binds nothing. */
-void msr_load_pkrs(const struct vcpu *v);
-/* A restored vCPU's paravirtual clock: its structure written anew for this
- * machine's TSC rate, when the guest enabled it (virt/msr.c). */
-void msr_pvclock_resume(struct vcpu *v);
-
-/* virt/cpuid.c, for the backends: the CR4 bits v's CPUID allows
- * (cpuid_guest_cr4_allowed); a MOV to CR4 setting any other raises #GP. */
+void vcpu_load_pkrs(const struct vcpu *v);
+/* The CR4 bits v's CPUID allows (cpuid_guest_cr4_allowed); a MOV to CR4
+ * setting any other raises #GP. */
 uint64_t vcpu_cr4_allowed(struct vcpu *v);
+/* Would the CPU of v's CPUID take a MOV to CR4 of cr4 over old, with EFER
+ * and CR3 as they are (cpuid_cr4_write_ok)? False: #GP. */
+bool vcpu_cr4_write_ok(struct vcpu *v, uint64_t old, uint64_t cr4, uint64_t efer, uint64_t cr3);

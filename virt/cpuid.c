@@ -21,8 +21,7 @@ static void host_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, struct cpuid_
 	*out = (struct cpuid_leaf){ r.eax, r.ebx, r.ecx, r.edx };
 }
 
-/* The CPU and the vCPU as the CPUID policy sees them. */
-static struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
+struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
 {
 	return (struct cpuid_host){
 		.raw = host_cpuid,
@@ -38,13 +37,6 @@ static struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
 		.vcpu_count = v->vm->nr_vcpus,
 		.hv_signature = SPRIG_CPUID_SIGNATURE,
 	};
-}
-
-uint64_t vcpu_cr4_allowed(struct vcpu *v)
-{
-	struct cpuid_host h = vcpu_cpuid_host(v);
-
-	return cpuid_guest_cr4_allowed(&h);
 }
 
 bool emulate_cpuid(struct vcpu *v)

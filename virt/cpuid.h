@@ -1,6 +1,7 @@
 /* CPUID as the guest sees it (virt/cpuid.c; the policy is in cpuid_policy.c). */
 #pragma once
 #include <stdbool.h>
+#include "virt/cpuid_policy.h"
 
 struct vcpu;
 
@@ -12,3 +13,5 @@ struct vcpu;
 /* A CPUID exit. Returns true when the instruction completed and RIP may move past
  * it, false when it raised a fault in the guest or stopped the VM. */
 bool emulate_cpuid(struct vcpu *v);
+/* The CPU and the vCPU as the CPUID policy sees them. */
+struct cpuid_host vcpu_cpuid_host(struct vcpu *v);

@@ -51,7 +51,7 @@ struct cpuid_host {
 	bool apic_disabled;
 	unsigned vcpu_count;   /* vCPUs of the VM (0 counts as 1) */
 	/* Leaf 0x40000000's EBX, ECX, EDX: 12 bytes (SPRIG_CPUID_SIGNATURE of
-	 * virt/emulate.h, which is kernel-only); NULL reads zeros. */
+	 * virt/cpuid.h); NULL reads zeros. */
 	const char *hv_signature;
 };
 

@@ -2,15 +2,14 @@
  * exist and which writes are valid; the backend stores and loads the values
  * its control block holds (EFER, the syscall, sysenter and segment-base MSRs,
  * PAT), and the rest are here: the TSC through the TSC offset, TSC_AUX and
- * (on SVM) PKRS, switched into the CPU before each entry, and the fixed values of a few
- * MSRs that guests probe; the local APIC's MSRs go to its
- * model. Everything refused raises #GP. */
+ * (on SVM) PKRS, which virt/backend.c switches into the CPU before each
+ * entry, and the fixed values of a few MSRs that guests probe; the local
+ * APIC's MSRs go to its model. Everything refused raises #GP. */
 #include "arch/x86/cmos.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "arch/x86/tsc.h"
-#include "arch/x86/percpu.h"
 #include "lib/print.h"
 #include "virt/cpuid_policy.h"
 #include "virt/msr.h"
@@ -25,15 +24,6 @@
 /* Console lines per vCPU and kind; the counters in `stats` go on. */
 #define MSR_LOG_LINES 8
 
-/* A guest MSR each CPU holds, once sprig wrote it (sprig itself never uses
- * it): the guest's goes in only when it differs. */
-struct cpu_msr_cache {
-	bool valid;
-	uint32_t val;
-};
-
-static struct cpu_msr_cache cpu_tsc_aux[CPU_MAX], cpu_pkrs[CPU_MAX];
-
 static uint64_t edx_eax(const struct vcpu *v)
 {
 	return (v->regs.rdx << 32) | (uint32_t)v->regs.rax;
@@ -46,7 +36,7 @@ uint64_t guest_tsc(const struct vcpu *v)
 
 /* TSC_AUX exists with RDTSCP or RDPID, which the guest's CPUID passes
  * through (virt/cpuid_policy.c). */
-static bool cpu_has_tsc_aux(void)
+bool cpu_has_tsc_aux(void)
 {
 	static int has = -1;
 
@@ -54,27 +44,6 @@ static bool cpu_has_tsc_aux(void)
 		has = (cpuid(0x80000001, 0).edx & CPUID_81_EDX_RDTSCP) ||
 		      (cpuid(0, 0).eax >= 7 && (cpuid(7, 0).ecx & CPUID_7_ECX_RDPID));
 	return has;
-}
-
-static void load_cached(struct cpu_msr_cache *c, uint32_t msr, uint32_t val)
-{
-	if (c->valid && c->val == val)
-		return;
-	wrmsr(msr, val);
-	c->valid = true;
-	c->val = val;
-}
-
-void msr_load_tsc_aux(const struct vcpu *v)
-{
-	if (cpu_has_tsc_aux())
-		load_cached(&cpu_tsc_aux[this_cpu()->id], MSR_TSC_AUX, v->tsc_aux);
-}
-
-void msr_load_pkrs(const struct vcpu *v)
-{
-	if (cpuinfo.pks)
-		load_cached(&cpu_pkrs[this_cpu()->id], MSR_PKRS, v->pkrs);
 }
 
 /* The MSR_HOME_VIRT MSRs: the TSC through its offset, the vCPU's TSC_AUX,

@@ -6,6 +6,7 @@
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "virt/msr.h"
 #include "virt/fpu.h"
 #include "virt/state_check.h"
 

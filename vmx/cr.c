@@ -4,11 +4,11 @@
  * behind read shadows and emulates the MOV to CR that touches them, the
  * paging-mode switch it implies (EFER.LMA, the IA-32e-mode-guest control, the
  * PDPTEs of PAE paging) and CR8, the local APIC's TPR[7:4] (SDM 10.8.6.1). */
+#include "vmx/cr.h"
 #include "arch/x86/cpu.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
-#include "mm/mmu.h"
-#include "virt/cpuid_policy.h"
-#include "vmx/vmx_vcpu.h"
+#include "vmx/vmx.h"
 
 #define CR3_PCID_NOFLUSH (1ull << 63)
 #define PDPTE_PRESENT 1ull
@@ -63,7 +63,7 @@ static bool set_paging_state(struct vcpu *v, struct vmx_vcpu *a, uint64_t cr0, u
 	uint64_t pdpte[4];
 
 	if ((cr0 & CR0_PG) && (cr4 & CR4_PAE) && !(efer & EFER_LMA)) {
-		if (mmu_read_guest(v->mmu, cr3 & 0xffffffe0, pdpte, sizeof(pdpte)))
+		if (vcpu_read_guest(v, cr3 & 0xffffffe0, pdpte, sizeof(pdpte)))
 			return false;
 		for (int i = 0; i < 4; i++)
 			if ((pdpte[i] & PDPTE_PRESENT) && (pdpte[i] & PDPTE_RESERVED))
@@ -115,7 +115,7 @@ static bool guest_write_cr4(struct vcpu *v, struct vmx_vcpu *a, uint64_t cr4)
 	/* Only what the guest's CPUID offers (no VMX of its own), as on SVM
 	 * (svm/cr.c), and what VMX operation lets the CPU hold. */
 	if ((cr4 & ~vmx_caps.cr4_fixed1) ||
-	    !cpuid_cr4_write_ok(vcpu_cr4_allowed(v), guest_cr4(), cr4, efer, cr3))
+	    !vcpu_cr4_write_ok(v, guest_cr4(), cr4, efer, cr3))
 		return false;
 	return set_paging_state(v, a, guest_cr0(), cr3, cr4, efer);
 }
@@ -141,9 +141,9 @@ void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, str
 		     : cr == 4 ? guest_write_cr4(v, a, val)
 		     : !(val & ~0xfull);
 		if (ok && cr == 8)
-			lapic_set_tpr(&v->apic, (uint32_t)val << 4);
+			vcpu_set_cr8(v, val);
 	} else if (type == CR_TYPE_MOV_FROM && (cr == 3 || cr == 8)) {
-		*gpr = cr == 3 ? vmcs_read(VMCS_GUEST_CR3) : lapic_tpr(&v->apic) >> 4;
+		*gpr = cr == 3 ? vmcs_read(VMCS_GUEST_CR3) : vcpu_cr8(v);
 		ok = true;
 	} else {
 		e->kind = VEXIT_FAILED;

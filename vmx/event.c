@@ -2,8 +2,11 @@
  * whether the guest can take one now, injecting it through the VM-entry
  * interruption-information field, and the interrupt- and NMI-window exits
  * that wait for it. Also the guest's mode for instruction emulation.
- * svm/svm.c has the AMD side. */
-#include "vmx/vmx_vcpu.h"
+ * svm/event.c has the AMD side. */
+#include "vmx/event.h"
+#include "arch/x86/regs.h"
+#include "vmx/cr.h"
+#include "vmx/vmx.h"
 
 /* The blocking the guest is under at the next entry: an STI or MOV SS shadow
  * covers only the instruction after it, gone once virt/ skipped the exiting

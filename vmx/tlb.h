@@ -1,5 +1,5 @@
 /* VPIDs and the TLB invalidations a VMX entry needs (SDM vol. 3C, 28.3). Pure
- * code, also built for the host; vmx.c issues the INVEPT and INVVPID that
+ * code, also built for the host; run.c issues the INVEPT and INVVPID that
  * vmx_tlb_entry_flush asks for. svm/tlb.h is its mirror. */
 #pragma once
 #include <stdbool.h>

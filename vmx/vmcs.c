@@ -2,14 +2,16 @@
  * multiboot's machine state for the guest) and the VMCS side of snapshots:
  * which guest-state field holds which member of struct vmx_saved_state; and
  * the dump of a stopped guest. */
+#include "vmx/vmcs.h"
 #include "arch/x86/cpu.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/mce.h"
+#include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
-#include "mm/mmu.h"
+#include "vmx/cr.h"
+#include "vmx/vmx.h"
 #include "vmx/vmx_errors.h"
-#include "vmx/vmx_vcpu.h"
 
 void vmx_exit_point(void);
 
@@ -139,7 +141,7 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	vmw(w, VMCS_EXIT_CONTROLS, vmx_caps.exit);
 	vmw(w, VMCS_ENTRY_CONTROLS, vmx_caps.entry);
 	/* A machine check in the guest exits, for the host to report; a #UD
-	 * for VMMCALL, a hypercall as KVM emulates it on Intel (vmx.c). */
+	 * for VMMCALL, a hypercall as KVM emulates it on Intel (run.c). */
 	vmw(w, VMCS_EXCEPTION_BITMAP, 1u << VEC_MACHINE_CHECK | 1u << X86_VEC_UD);
 	vmw(w, VMCS_CR3_TARGET_COUNT, 0);
 	vmw(w, VMCS_CR0_GUEST_HOST_MASK, vmx_caps.cr0_host_owned);
@@ -155,7 +157,7 @@ static void setup_controls(struct vmcs_writer *w, struct vcpu *v, struct vmx_vcp
 	vmw(w, VMCS_EXIT_MSR_LOAD_COUNT, 0);
 	vmw(w, VMCS_ENTRY_INTR_INFO, 0);
 	vmw(w, VMCS_TSC_OFFSET, (uint64_t)v->tsc_offset);
-	a->eptp = mmu_root_pointer(v->mmu);
+	a->eptp = vcpu_tdp_root(v);
 	vmw(w, VMCS_EPT_POINTER, a->eptp);
 	if (a->tlb.vpid)
 		vmw(w, VMCS_VPID, a->tlb.vpid);
@@ -330,7 +332,7 @@ size_t vmx_state_save(struct vcpu *v, void *buf)
 		*saved_field(&st, i) = vmcs_read(saved_fields[i].field);
 	for (unsigned i = 0; i < VMX_SWITCHED_MSRS; i++)
 		st.switched_msr[i] = a->msrs[i].value;
-	st.cr8 = lapic_tpr(&v->apic) >> 4;
+	st.cr8 = vcpu_cr8(v);
 	st.pat = a->pat;
 	memcpy(buf, &st, sizeof(st));
 	return sizeof(st);
@@ -378,7 +380,7 @@ bool vmx_state_load(struct vcpu *v, const void *buf, size_t len)
 	}
 	for (unsigned i = 0; i < VMX_SWITCHED_MSRS; i++)
 		a->msrs[i].value = st.switched_msr[i];
-	lapic_set_tpr(&v->apic, (uint32_t)st.cr8 << 4);
+	vcpu_set_cr8(v, st.cr8);
 	a->pat = st.pat;
 	vmx_set_ia32e_mode(vmcs_read(VMCS_GUEST_EFER) & EFER_LMA);
 	/* The saved RIP is where the guest stopped: its interruptibility holds. */

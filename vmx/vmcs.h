@@ -1,10 +1,10 @@
 /* Intel VMX: capability MSRs, VMCS field encodings, control bits, exit reasons
  * and the VMX instructions as inline helpers (SDM vol. 3C, chapters 24-28 and
- * appendices A and B). The offsets of struct vcpu_regs and the host-RSP field
+ * appendices A and B); and, at the end, what vmx/vmcs.c does with a vCPU's. The offsets of struct vcpu_regs and the host-RSP field
  * are shared with vmx/vmx_entry.S, so that part is assembler-safe. */
 #pragma once
 
-/* struct vcpu_regs, as vmx_entry.S addresses it (checked in vmx.c). */
+/* struct vcpu_regs, as vmx_entry.S addresses it (checked in run.c). */
 #define VCPU_REGS_RAX 0
 #define VCPU_REGS_RBX 8
 #define VCPU_REGS_RCX 16
@@ -31,6 +31,7 @@
 #ifndef __ASSEMBLY__
 #include "mm/frame.h"
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arch/x86/msr.h"
@@ -353,4 +354,25 @@ static inline bool invvpid(unsigned type, uint16_t vpid)
 			 : "cc", "memory");
 	return ok;
 }
+
+struct vcpu;
+struct vcpu_regs;
+struct vmx_vcpu;
+
+/* vmcs.c: the VMCS of a new vCPU, current on this CPU; false, reported on
+ * the console, if a VMWRITE failed. */
+bool vmx_vmcs_setup(struct vcpu *v, struct vmx_vcpu *a, paddr_t msr_bitmap);
+/* The host-state fields for this CPU (after a move to it); false if a
+ * VMWRITE failed. */
+bool vmx_vmcs_host_state(struct vmx_vcpu *a);
+/* INIT's guest state and a SIPI's CS, in the current VMCS. */
+void vmx_vmcs_init_state(void);
+void vmx_vmcs_sipi(uint8_t vector);
+void vmx_vmcs_boot_selectors(uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs, uint16_t ds);
+/* The backend's dump, state_save, state_check and state_load. */
+void vmx_dump(struct vcpu *v);
+size_t vmx_state_save(struct vcpu *v, void *buf);
+bool vmx_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
+		     size_t errlen);
+bool vmx_state_load(struct vcpu *v, const void *buf, size_t len);
 #endif

@@ -1,10 +1,7 @@
-/* What the VMX backend's files share (vmx.c, cr.c): a CPU in VMX operation,
- * a vCPU's VMX state, the capabilities read at enable time, and the helpers
- * that one file defines and another calls. Not for virt/. */
+/* A vCPU's VMX state, which v->arch points to. Not for virt/. The mirror of
+ * svm/svm_vcpu.h. */
 #pragma once
-#include "arch/x86/regs.h"
 #include "virt/backend.h"
-#include "vmx/caps.h"
 #include "vmx/saved_state.h"
 #include "vmx/tlb.h"
 #include "vmx/vmcs.h"
@@ -15,12 +12,7 @@ struct vmx_msr_entry {
 	uint64_t value;
 };
 
-/* A CPU in VMX operation. */
-struct vmx_cpu {
-	uint32_t apic_id;
-	paddr_t vmxon_region;
-	paddr_t current_vmcs; /* what VMPTRLD last made current; 0 for none */
-};
+struct vmx_cpu; /* vmx/vmx.h */
 
 /* A vCPU's VMX state, in a frame of its own (the MSR list comes first: it
  * must be 16-byte aligned). */
@@ -41,53 +33,3 @@ struct vmx_vcpu {
 	uint64_t exit_qualification;
 	uint32_t entry_error; /* VM-instruction error of a refused VMLAUNCH/VMRESUME */
 };
-
-/* What this CPU model allows, set once when VMX is first enabled. */
-extern struct vmx_caps vmx_caps;
-
-/* vmx.c */
-void vmx_inject_exception(struct vcpu *v, unsigned vector);
-
-/* event.c: interrupt and NMI injection, the guest's mode. */
-void vmx_guest_mode(struct vcpu *v, struct guest_mode *m);
-bool vmx_irq_allowed(struct vcpu *v);
-void vmx_inject_irq(struct vcpu *v, uint8_t vector);
-bool vmx_nmi_allowed(struct vcpu *v);
-bool vmx_nmi_masked(struct vcpu *v);
-void vmx_inject_nmi(struct vcpu *v);
-void vmx_event_window(struct vcpu *v, bool irq, bool nmi);
-/* After an exit: the event delivery it interrupted (e->vectoring,
- * e->vector), queued again (e->requeued), and the guest's NMI blocking as
- * that delivery or an interrupted IRET left it. */
-void vmx_complete_events(struct vmx_vcpu *a, struct vexit *e);
-
-/* cr.c: control-register emulation. The current VMCS is the vCPU's. */
-uint64_t vmx_guest_cr0(struct vcpu *v);
-uint64_t vmx_guest_cr4(struct vcpu *v);
-/* The IA-32e-mode-guest entry control, kept equal to EFER.LMA. */
-void vmx_set_ia32e_mode(bool on);
-/* EFER as the MSR policy let it through. */
-void vmx_write_efer(struct vmx_vcpu *a, uint64_t val);
-/* A MOV to or from a control register that exited (reason 28). */
-void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, struct vexit *e);
-
-/* vmx.c: make the vCPU's VMCS current on this CPU; false if it is active
- * on another. */
-bool vmcs_make_current(struct vmx_vcpu *a);
-
-/* vmcs.c: the VMCS of a new vCPU, current on this CPU; false, reported on
- * the console, if a VMWRITE failed. */
-bool vmx_vmcs_setup(struct vcpu *v, struct vmx_vcpu *a, paddr_t msr_bitmap);
-/* The host-state fields for this CPU (after a move to it); false if a
- * VMWRITE failed. */
-bool vmx_vmcs_host_state(struct vmx_vcpu *a);
-/* INIT's guest state and a SIPI's CS, in the current VMCS. */
-void vmx_vmcs_init_state(void);
-void vmx_vmcs_sipi(uint8_t vector);
-void vmx_vmcs_boot_selectors(uint32_t gdt_base, uint16_t gdt_limit, uint16_t cs, uint16_t ds);
-/* The backend's dump, state_save, state_check and state_load. */
-void vmx_dump(struct vcpu *v);
-size_t vmx_state_save(struct vcpu *v, void *buf);
-bool vmx_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
-		     size_t errlen);
-bool vmx_state_load(struct vcpu *v, const void *buf, size_t len);
