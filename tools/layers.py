@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check sprig's #include lines against the layer rules of docs/layers.md.
+"""Check sprig's #include lines against the layer rules of docs/layers.md, and
+that each function is defined in the file named like the header declaring it.
 
   tools/layers.py            one 'ok FOLDER' or 'FAIL FOLDER' line per folder
                              (each offending include below it); exit 1 on any
@@ -81,6 +82,86 @@ def check():
     return 1 if bad else 0
 
 
+# ---- every function defined in the file named like the header that declares it
+
+COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+NAME = re.compile(r"(?<![\w*(])(\w+)\s*\(")
+NOT_NAMES = {"__attribute__", "__typeof__", "typeof", "sizeof", "if", "while", "for", "return"}
+
+
+def top_level(path):
+    """The statements at file scope, comments and preprocessor lines left
+    out: (text, ending) with ending ';' or '{'."""
+    with open(os.path.join(ROOT, path), errors="replace") as f:
+        text = COMMENT.sub(" ", f.read())
+    lines, cont = [], False
+    for line in text.split("\n"):
+        if cont or line.lstrip().startswith("#"):
+            cont = line.rstrip().endswith("\\")
+            continue
+        lines.append(line)
+    text, depth, start = "\n".join(lines), 0, 0
+    for i, c in enumerate(text):
+        if c == "{":
+            if depth == 0:
+                yield " ".join(text[start:i].split()), "{"
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                start = i + 1
+        elif c == ";" and depth == 0:
+            yield " ".join(text[start:i].split()), ";"
+            start = i + 1
+
+
+def function_name(stmt):
+    """The function a statement declares or defines, or None."""
+    if re.match(r"(typedef|static)\b", stmt) or "=" in stmt:
+        return None
+    for m in NAME.finditer(stmt):
+        if m.group(1) not in NOT_NAMES:
+            return m.group(1)
+    return None
+
+
+def declared_like(header, source):
+    """May a function header declares be defined in source? X.h's in X.c or
+    X_*.c beside it; a folder's X_internal.h (its private interface) in any
+    of the folder's files."""
+    folder, base = os.path.split(header[:-2])
+    if os.path.dirname(source) != folder:
+        return False
+    if base.endswith("_internal"):
+        return True
+    name = os.path.basename(source)[:-2]
+    return name == base or name.startswith(base + "_")
+
+
+def check_definitions():
+    declared, defined = {}, {}
+    for path in sources():
+        for stmt, end in top_level(path):
+            name = function_name(stmt)
+            if not name:
+                continue
+            if path.endswith(".h") and end == ";":
+                declared.setdefault(name, []).append(path)
+            elif path.endswith(".c") and end == "{" and stmt.endswith(")"):
+                defined.setdefault(name, []).append(path)
+    bad = []
+    for name in sorted(declared):
+        for header in declared[name]:
+            for source in defined.get(name, []):
+                if not declared_like(header, source):
+                    bad.append("%s: declared in %s, defined in %s" % (name, header, source))
+    print("%s definitions: every function in the file named like its header" %
+          ("FAIL" if bad else "ok"))
+    for line in bad:
+        print("  " + line)
+    return 1 if bad else 0
+
+
 def components(edges):
     """Tarjan's strongly connected components of more than one node, largest first."""
     index, low, stack, on, comps = {}, {}, [], set(), []
@@ -140,4 +221,4 @@ def cycles():
 
 
 if __name__ == "__main__":
-    sys.exit(cycles() if sys.argv[1:] == ["--cycles"] else check())
+    sys.exit(cycles() if sys.argv[1:] == ["--cycles"] else check() | check_definitions())
