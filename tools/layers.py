@@ -155,7 +155,7 @@ def check_definitions():
             for source in defined.get(name, []):
                 if not declared_like(header, source):
                     bad.append("%s: declared in %s, defined in %s" % (name, header, source))
-    print("%s definitions: every function in the file named like its header" %
+    print("%s definitions (every function in the file named like its header)" %
           ("FAIL" if bad else "ok"))
     for line in bad:
         print("  " + line)
