@@ -150,7 +150,7 @@ static int reporting_scenario(int argc, char **argv)
 	static struct report_bench rb;
 	uint64_t vcpus = DEFAULT_VCPUS, reps = DEFAULT_REPS, mib = DEFAULT_MIB;
 	uint64_t cycles = DEFAULT_CYCLES, wait_ms = DEFAULT_WAIT_MS;
-	uint64_t max_vcpus = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
+	uint64_t max_vcpus = VM_VCPUS_MAX;
 	bool saved = mmu_config.leaf_hint;
 	int rc;
 

@@ -41,7 +41,6 @@
 #define MiB (1ull << 20)
 #define GUEST_BASE (4 * MiB) /* the guests' GUEST_PLAYGROUND */
 #define MAX_MEM (3ull << 30)
-#define GUEST_CPUS_MAX 32 /* guests/rt/smp.h's SMP_CPU_MAX */
 #define RUN_TIMEOUT_MS (600 * 1000)
 
 /* One phase of a guest run: from one pause (or the start) to the next. */
@@ -114,14 +113,6 @@ static void finish(struct guest_run *g)
 	vm_destroy(g->vm);
 }
 
-/* As many vCPUs as `vm create` allows, and the guests' runtime starts. */
-static uint64_t max_vcpus(void)
-{
-	uint64_t max = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
-
-	return max < GUEST_CPUS_MAX ? max : GUEST_CPUS_MAX;
-}
-
 static bool parse_args(int argc, char **argv, struct guest_shape *s, uint64_t *writes)
 {
 	for (int i = 1; i < argc; i++) {
@@ -142,7 +133,7 @@ static bool parse_args(int argc, char **argv, struct guest_shape *s, uint64_t *w
 			continue;
 		}
 		if (v && strncmp(argv[i], "vcpus=", 6) == 0 &&
-		    parse_u64_in(v + 1, 1, max_vcpus(), &n)) {
+		    parse_u64_in(v + 1, 1, VM_VCPUS_MAX, &n)) {
 			s->vcpus = (unsigned)n;
 			continue;
 		}
@@ -193,7 +184,7 @@ static int exec_scenario(int argc, char **argv)
 		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE, 2 MiB multiple up "
 					 "to 3G, holding 4 MiB + N MiB, or with guest=linux at "
 					 "least 256M and twice N MiB; vcpus=1..%llu)",
-					 (unsigned long long)max_vcpus());
+					 (unsigned long long)VM_VCPUS_MAX);
 	if (s.in_linux)
 		return exec_linux(s.mib, s.mem, s.vcpus);
 	ksnprintf(args, sizeof(args), "mib=%llu pause=1", (unsigned long long)s.mib);
@@ -332,7 +323,7 @@ static int dirty_scenario(int argc, char **argv)
 
 	if (!parse_args(argc, argv, &s, &one_writes))
 		return shell_usage_error("bench", "bad arguments (mib=N mem=SIZE writes=1..100 "
-					 "vcpus=1..%llu guest=linux)", (unsigned long long)max_vcpus());
+					 "vcpus=1..%llu guest=linux)", (unsigned long long)VM_VCPUS_MAX);
 	if (s.in_linux)
 		return dirty_linux(s.mib, s.mem, s.vcpus, one_writes ? one_writes : 5);
 	if (one_writes)

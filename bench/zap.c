@@ -60,7 +60,6 @@
 #define DEFAULT_VCPU_TOUCHES 200000
 #define DEFAULT_REPS 5
 #define RUN_TIMEOUT_MS (600 * 1000)
-#define GUEST_CPUS_MAX 32 /* guests/rt/smp.h's SMP_CPU_MAX */
 #define LINUX_MEM (512 * MiB)
 #define LINUX_AREA_MIB 192 /* most of what Linux leaves free in LINUX_MEM */
 #define DEFAULT_LINUX_MS 2000
@@ -446,9 +445,7 @@ static int zap_scenario(int argc, char **argv)
 			z.p = &zap_patterns[i];
 	if (!z.p)
 		return shell_usage_error("bench", "unknown zap pattern '%s'", argv[1]);
-	max_vcpus = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
-	if (max_vcpus > GUEST_CPUS_MAX)
-		max_vcpus = GUEST_CPUS_MAX;
+	max_vcpus = VM_VCPUS_MAX; /* guests/rt/smp.h's SMP_CPU_MAX too */
 	for (int i = 2; i < argc; i++) {
 		if (strcmp(argv[i], "discard") == 0)
 			z.discard = by_exits = true;

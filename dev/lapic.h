@@ -32,7 +32,7 @@
 
 #define LAPIC_DEFAULT_BASE 0xfee00000ull
 #define LAPIC_BUS_HZ 1000000000ull /* the APIC timer's input clock (before the divider), as KVM's: 1 GHz */
-#define LAPIC_BUS_MAX 64           /* APICs one VM can have */
+#define LAPIC_BUS_MAX 128          /* APICs one VM can have: xAPIC IDs, below broadcast 0xff */
 
 /* IA32_APIC_BASE (MSR 0x1b) bits */
 #define LAPIC_BASE_BSP (1ull << 8)

@@ -1,4 +1,5 @@
 /* The stats command: a VM's exits and MMU counters, one 'name value' a line. */
+#include "arch/x86/tsc.h"
 #include "lib/print.h"
 #include "lib/string.h"
 #include "shell/shell.h"
@@ -35,6 +36,8 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 		t->steal_records += s->steal_records;
 		t->pv_tlb_flushes += s->pv_tlb_flushes;
 		t->pv_eois += s->pv_eois;
+		t->run_tsc += s->run_tsc;
+		t->spin_yields += s->spin_yields;
 		for (int p = 0; p < VCPU_IO_PORTS_TRACKED && s->io_ports[p].count; p++) {
 			int q = 0;
 
@@ -47,6 +50,27 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 			t->io_ports[q].count += s->io_ports[p].count;
 		}
 	}
+}
+
+/* Each vCPU's time on its host CPU, and its share of the VM's (percent of
+ * an equal share: 100 each when all ran alike), the least and the most. */
+static void print_cpu_shares(const struct vm *vm, uint64_t total_tsc)
+{
+	uint64_t khz = tsc_khz(), equal = total_tsc / vm->nr_vcpus, min = 0, max = 0;
+
+	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
+		uint64_t run = vm->vcpus[i]->stats.run_tsc;
+		uint64_t share = equal ? run * 100 / equal : 0;
+
+		kprintf("  vcpu%u_run_us%-*s %llu\n", i, i < 10 ? 14 : i < 100 ? 13 : 12, "",
+			(unsigned long long)(khz ? run * 1000 / khz : 0));
+		if (i == 0 || share < min)
+			min = share;
+		if (share > max)
+			max = share;
+	}
+	kprintf("  %-26s %llu\n", "cpu_share_min_pct", (unsigned long long)min);
+	kprintf("  %-26s %llu\n", "cpu_share_max_pct", (unsigned long long)max);
 }
 
 static void print_vm_stats(struct vm *vm)
@@ -78,6 +102,8 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "irq_injected", (unsigned long long)t.irq_injected);
 	kprintf("  %-26s %llu\n", "nmi_injected", (unsigned long long)t.nmi_injected);
 	kprintf("  %-26s %llu\n", "host_nmis", (unsigned long long)vm->host_nmis);
+	kprintf("  %-26s %llu\n", "halt_polls_ok", (unsigned long long)vm->halt_polls_ok);
+	kprintf("  %-26s %llu\n", "halt_polls_failed", (unsigned long long)vm->halt_polls_failed);
 	kprintf("  %-26s %llu\n", "events_requeued", (unsigned long long)t.events_requeued);
 	kprintf("  %-26s %llu\n", "irq_window_exits", (unsigned long long)t.irq_window_exits);
 	kprintf("  %-26s %llu\n", "timer_fires", (unsigned long long)timer_fires);
@@ -96,6 +122,8 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "steal_records", (unsigned long long)t.steal_records);
 	kprintf("  %-26s %llu\n", "pv_tlb_flushes", (unsigned long long)t.pv_tlb_flushes);
 	kprintf("  %-26s %llu\n", "pv_eois", (unsigned long long)t.pv_eois);
+	kprintf("  %-26s %llu\n", "spin_yields", (unsigned long long)t.spin_yields);
+	print_cpu_shares(vm, t.run_tsc);
 	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);
 }

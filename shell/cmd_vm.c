@@ -200,14 +200,11 @@ static int vm_create_cmd(int argc, char **argv)
 				return shell_usage_error("vm", "bad strict_mmio '%s' (on or off)", val);
 			a.strict_mmio = strcmp(val, "on") == 0;
 		} else if (strncmp(argv[i], "vcpus=", 6) == 0) {
-			uint64_t n, max = (uint64_t)smp_online_count() * VM_VCPUS_PER_CPU;
+			uint64_t n;
 
-			if (max > VM_VCPUS_MAX)
-				max = VM_VCPUS_MAX;
-			if (!parse_u64_in(val, 1, max, &n))
-				return shell_usage_error("vm", "bad vcpus '%s' (1 to %llu: %u per online "
-							 "CPU)", val, (unsigned long long)max,
-							 VM_VCPUS_PER_CPU);
+			if (!parse_u64_in(val, 1, VM_VCPUS_MAX, &n))
+				return shell_usage_error("vm", "bad vcpus '%s' (1 to %u)", val,
+							 VM_VCPUS_MAX);
 			a.vcpus = (unsigned)n;
 		} else if (strncmp(argv[i], "cpus=", 5) == 0) {
 			if (!(a.cpu_list_len = cpu_list_parse(val, CPU_MAX, a.cpu_list, CPU_MAX, err,

@@ -15,6 +15,24 @@
 
 void svm_enter(uint64_t vmcb_pa, struct vcpu_regs *regs, uint64_t host_vmcb_pa);
 
+/* Exits on PAUSE while the vCPU shares its CPU (struct vcpu's spin_exits):
+ * after a loop of them where the CPU has a pause filter, with KVM's count
+ * (and threshold: TSC cycles between two PAUSEs of a loop), else at each. */
+static void set_spin_exits(struct vcpu *v, struct vmcb *vmcb)
+{
+	struct vmcb_control *c = &vmcb->control;
+
+	if (!v->spin_exits) {
+		c->intercept_misc1 &= ~INTERCEPT_PAUSE;
+		return;
+	}
+	c->intercept_misc1 |= INTERCEPT_PAUSE;
+	if (cpuinfo.svm.features & SVM_FEAT_PAUSE_FILTER)
+		c->pause_filter_count = 3000;
+	if (cpuinfo.svm.features & SVM_FEAT_PAUSE_FILTER_THRESHOLD)
+		c->pause_filter_threshold = 128;
+}
+
 static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, struct vexit *e)
 {
 	struct vmcb_control *c = &vmcb->control;
@@ -107,6 +125,11 @@ static void decode_exit(struct vcpu *v, struct svm_vcpu *sv, struct vmcb *vmcb, 
 		vexit_insn(e, VEXIT_INSN_INVD);
 		if (!e->insn_len)
 			e->insn_len = 2;
+		break;
+	case SVM_EXIT_PAUSE:
+		e->kind = VEXIT_PAUSE;
+		if (!e->insn_len)
+			e->insn_len = 2; /* f3 90 */
 		break;
 	case SVM_EXIT_RDPMC:
 		vexit_insn(e, VEXIT_INSN_RDPMC);
@@ -207,6 +230,7 @@ void svm_run(struct vcpu *v, struct vexit *e)
 	vmcb->save.rsp = v->regs.rsp;
 	vmcb->save.rip = v->regs.rip;
 	vmcb->save.rflags = v->regs.rflags;
+	set_spin_exits(v, vmcb);
 	svm_prepare_events(v);
 	/* MOV to and from CR8 use V_TPR (V_INTR_MASKING): the APIC's TPR. */
 	vmcb->control.int_ctl = (vmcb->control.int_ctl & ~0xfull) | cr8;

@@ -109,6 +109,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define INTERCEPT_RDPMC (1u << 15)
 #define INTERCEPT_CPUID (1u << 18)
 #define INTERCEPT_INVD (1u << 22)
+#define INTERCEPT_PAUSE (1u << 23)
 #define INTERCEPT_IRET (1u << 20)
 #define INTERCEPT_HLT (1u << 24)
 #define INTERCEPT_INVLPGA (1u << 26)
@@ -150,6 +151,7 @@ _Static_assert(__builtin_offsetof(struct vmcb, save.g_pat) == 0x668, "VMCB layou
 #define SVM_EXIT_CPUID 0x072
 #define SVM_EXIT_IRET 0x074
 #define SVM_EXIT_INVD 0x076
+#define SVM_EXIT_PAUSE 0x077
 #define SVM_EXIT_HLT 0x078
 #define SVM_EXIT_INVLPGA 0x07a
 #define SVM_EXIT_IOIO 0x07b

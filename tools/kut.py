@@ -366,7 +366,8 @@ class SprigSession:
             m = re.search(r"^vm %s stopped: (.*)$" % vm, out, re.M)
             r = Result("FAIL", summary, secs, m.group(1) if m else out.strip()[-300:])
         r.failures = failures_of(text)
-        r.exits = {k: int(v) for k, v in re.findall(r"^\s*exits_(\S+)\s+(\d+)\s*$", stats, re.M)}
+        r.counters = {k: int(v) for k, v in re.findall(r"^\s*(\w+)\s+(\d+)\s*$", stats, re.M)}
+        r.exits = {k[len("exits_"):]: n for k, n in r.counters.items() if k.startswith("exits_")}
         r.output = out
         return r
 

@@ -52,6 +52,7 @@ enum vexit_kind {
 	VEXIT_SHUTDOWN,   /* triple fault */
 	VEXIT_INSN,       /* an instruction the virtual CPU treats apart (enum vexit_insn) */
 	VEXIT_WINDOW,     /* the guest can take the interrupt or NMI that waited for it */
+	VEXIT_PAUSE,      /* the guest spins on PAUSE (struct vcpu's spin_exits) */
 	VEXIT_HANDLED,    /* the backend handled it itself (e.g. CR access under VMX) */
 	/* The backend finishes it outside the entry window (finish_exit): its
 	 * work may take locks or wait, which no CPU may do while its vCPU
@@ -238,6 +239,8 @@ struct vcpu_stats {
 	uint64_t steal_records;             /* steal-time records written */
 	uint64_t pv_tlb_flushes;            /* flushes preempted vCPUs took instead of an IPI */
 	uint64_t pv_eois;                   /* EOIs the guest signalled through its PV EOI word */
+	uint64_t run_tsc;                   /* host TSC cycles its CPU ran it (its slices) */
+	uint64_t spin_yields;               /* PAUSE exits, each the end of its slice */
 	struct vcpu_port_count io_ports[VCPU_IO_PORTS_TRACKED];
 };
 
@@ -261,6 +264,12 @@ struct vcpu {
 	bool wait_sipi;        /* after INIT: runs only once a start-up IPI arrives */
 	bool pv_unhalted;      /* KVM_HC_KICK_CPU came: the current or next HLT ends */
 	bool yielded;          /* gave its CPU away (vm_yield_to): the slice ends */
+	/* It shares its host CPU with other vCPUs of its VM (sched_run sets
+	 * it): a spin on PAUSE should give the CPU to one of them. The backend
+	 * exits on PAUSE then (VEXIT_PAUSE): after a loop of them where the
+	 * CPU has a pause filter (SVM) or PAUSE-loop exiting (VMX), as KVM,
+	 * else at every PAUSE; never when the vCPU has its CPU alone. */
+	bool spin_exits;
 	struct kvm_steal steal; /* MSR_KVM_STEAL_TIME and its wait (virt/steal_time.h) */
 	struct kvm_pv_eoi pv_eoi; /* MSR_KVM_PV_EOI_EN and its word (virt/pv_eoi.h) */
 	struct kick_sync kick; /* its entries, requests, and the host CPU it runs on */

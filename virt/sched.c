@@ -16,6 +16,12 @@
 
 #define CONSOLE_CPU 0
 #define SLICE_MS 1 /* at most, as long as the tick's period */
+/* Halt polling, KVM's (halt_poll_ns and its grow and shrink): a CPU whose
+ * vCPUs all wait polls for a wake-up before it halts, in a window that
+ * starts at HALT_POLL_START_US, doubles each time a halt ended within the
+ * largest window, and closes after a halt longer than that. */
+#define HALT_POLL_START_US 10
+#define HALT_POLL_MAX_US 200
 
 bool vm_remote_flush = true;
 
@@ -26,6 +32,7 @@ struct sched_cpu {
 	unsigned n;
 	unsigned next;        /* where the round goes on */
 	struct vcpu *current; /* whose exit this CPU handles now, or NULL */
+	uint64_t poll_tsc;    /* the halt-polling window, TSC cycles */
 };
 
 static struct sched_cpu sched_cpus[CPU_MAX];
@@ -194,6 +201,48 @@ static struct vcpu *pick(struct sched_cpu *c)
 	return v;
 }
 
+/* What a halt would wait for, without halting: interrupts on until one
+ * arrives (what wakes a vCPU comes as a kick or a timer interrupt) or the
+ * CPU's polling window ends. The vCPU that wants the CPU then, or NULL. */
+static struct vcpu *halt_poll(struct sched_cpu *c)
+{
+	struct percpu *cpu = this_cpu();
+	uint64_t end = rdtsc() + c->poll_tsc;
+	uint64_t kicks = cpu->kicks, timer = cpu->timer.ticks;
+	struct vcpu *v;
+
+	sti();
+	while (rdtsc() < end && __atomic_load_n(&cpu->kicks, __ATOMIC_RELAXED) == kicks &&
+	       __atomic_load_n(&cpu->timer.ticks, __ATOMIC_RELAXED) == timer)
+		cpu_relax();
+	cli();
+	v = pick(c);
+	__atomic_fetch_add(v ? &c->vm->halt_polls_ok : &c->vm->halt_polls_failed, 1,
+			   __ATOMIC_RELAXED);
+	return v;
+}
+
+/* Nothing wants the CPU: poll, then halt until an interrupt (the tick, a
+ * one-shot for a guest timer, a kick), and size the next window by how long
+ * the halt lasted. The vCPU that wants the CPU now, or NULL. */
+static struct vcpu *cpu_idle(struct sched_cpu *c)
+{
+	uint64_t max = tsc_khz() * HALT_POLL_MAX_US / 1000, start;
+	struct vcpu *v;
+
+	if (c->poll_tsc && (v = halt_poll(c)))
+		return v;
+	start = rdtsc();
+	sti_hlt_cli();
+	v = c->n ? pick(c) : NULL;
+	if (rdtsc() - start > max)
+		c->poll_tsc = 0;
+	else if (v)
+		c->poll_tsc = c->poll_tsc ? (c->poll_tsc * 2 < max ? c->poll_tsc * 2 : max) :
+					    tsc_khz() * HALT_POLL_START_US / 1000;
+	return v;
+}
+
 /* This CPU stops running v: its control block and FPU state go where
  * another CPU (or the console) can take them. */
 static void cpu_leaves(struct vcpu *v)
@@ -214,20 +263,23 @@ static void cpu_loop(struct sched_cpu *c)
 	while (vm_running(vm)) {
 		struct vcpu *v = c->n ? pick(c) : NULL;
 
-		if (!v) {
-			/* Asleep until an interrupt: the tick, a one-shot for
-			 * a guest timer, or a kick. */
-			sti_hlt_cli();
-		} else {
+		if (!v && c->n)
+			v = cpu_idle(c);
+		else if (!v)
+			sti_hlt_cli(); /* the console CPU without vCPUs: the tick wakes it */
+		if (v) {
 			if (v != loaded) {
 				if (loaded)
 					cpu_leaves(loaded);
 				vcpu_load(v);
 				loaded = v;
 			}
+			uint64_t start = rdtsc();
+
 			c->current = v;
-			vcpu_run_slice(v, rdtsc() + tsc_khz() * SLICE_MS);
+			vcpu_run_slice(v, start + tsc_khz() * SLICE_MS);
 			c->current = NULL;
+			v->stats.run_tsc += rdtsc() - start;
 			/* Let sprig's own interrupts (the tick, a kick) in. */
 			sti();
 			__asm__ volatile("nop");
@@ -258,6 +310,8 @@ void sched_run(struct vm *vm, uint64_t deadline)
 
 		c->vcpus[c->n++] = vm->vcpus[i];
 	}
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		vm->vcpus[i]->spin_exits = sched_cpus[vm->vcpus[i]->kick.cpu].n > 1;
 	run_deadline = deadline;
 	next_poll = rdtsc();
 	for (unsigned c = 0; c < CPU_MAX; c++) {

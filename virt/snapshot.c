@@ -190,14 +190,8 @@ struct vm *vm_restore(const char *name, const struct snapshot_image *img, uint32
 		.state_bytes = img->state_bytes,
 		.no_testdev = !vm_state_has(img->state, img->state_bytes, REC_TESTDEV),
 	};
-	unsigned max = smp_online_count() * VM_VCPUS_PER_CPU;
 	struct vm *vm;
 
-	if (a.vcpus > max) {
-		ksnprintf(err, errlen, "the image holds %u vCPUs, this machine takes %u (%u per online "
-			  "CPU)", a.vcpus, max, VM_VCPUS_PER_CPU);
-		return NULL;
-	}
 	if ((vm = vm_create(&a, err, errlen)))
 		vm->restored_from = img;
 	return vm;

@@ -20,8 +20,9 @@ struct fpu_limits {
 /* The largest memory a snapshot may describe (vm create's mem= limit). */
 #define SNAPSHOT_MEM_MAX (3ull << 30)
 
-/* The most a VM's state may take: 64 vCPUs' records and the chipset's. */
-#define SNAPSHOT_STATE_MAX (1u << 20)
+/* The most a VM's state may take: VM_VCPUS_MAX vCPUs' records (their XSAVE
+ * areas the largest part) and the chipset's. */
+#define SNAPSHOT_STATE_MAX (2u << 20)
 
 /* The header of an image blob of size bytes: magic, version, the vCPU
  * count, sizes and offsets inside the blob. False with a reason. */

@@ -116,6 +116,12 @@ static bool handle_exit(struct vcpu *v, const struct vexit *e)
 	case VEXIT_WINDOW:
 		v->stats.irq_window_exits++;
 		return false;
+	case VEXIT_PAUSE:
+		/* A spinning vCPU waits for another: the slice goes to the
+		 * next of its CPU's round (kvm_vcpu_on_spin's yield). */
+		v->stats.spin_yields++;
+		v->yielded = true;
+		return true;
 	case VEXIT_SHUTDOWN:
 		vm_fail(vm, "triple fault (shutdown)");
 		return false;

@@ -32,7 +32,7 @@ const char *const vexit_kind_names[VEXIT_KINDS] = {
 	[VEXIT_CPUID] = "cpuid",     [VEXIT_RDMSR] = "rdmsr",  [VEXIT_WRMSR] = "wrmsr",
 	[VEXIT_HLT] = "hlt",         [VEXIT_XSETBV] = "xsetbv", [VEXIT_INTR] = "intr",
 	[VEXIT_SHUTDOWN] = "shutdown", [VEXIT_INSN] = "insn", [VEXIT_WINDOW] = "window",
-	[VEXIT_HANDLED] = "handled", [VEXIT_BACKEND] = "backend",
+	[VEXIT_HANDLED] = "handled", [VEXIT_BACKEND] = "backend", [VEXIT_PAUSE] = "pause",
 	[VEXIT_FAILED] = "failed",   [VEXIT_UNKNOWN] = "unknown",
 };
 

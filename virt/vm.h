@@ -28,8 +28,9 @@ struct vm_lost {
 #define VM_MAX 1024
 #define VM_NAME_MAX (NAME_LEN_MAX + 1)
 #define VM_ARGS_MAX 4096 /* the guest's command line, as the console's lines */
-#define VM_VCPUS_MAX LAPIC_BUS_MAX /* every vCPU's APIC is on the VM's bus */
-#define VM_VCPUS_PER_CPU 4         /* vCPUs per online host CPU, at most */
+/* Every vCPU's APIC is on the VM's bus. On any number of host CPUs: those that
+ * share a CPU take it in turns (virt/sched.c). */
+#define VM_VCPUS_MAX LAPIC_BUS_MAX
 
 enum vm_state {
 	VM_READY,   /* created, never run */
@@ -80,6 +81,9 @@ struct vm {
 	/* NMIs the host CPUs took while they ran the VM (in the guest or
 	 * handling its exits), counted and survived. */
 	uint64_t host_nmis;
+	/* Halt polls (virt/sched.c) that found a vCPU wanting the CPU, and that
+	 * ended in a halt. */
+	uint64_t halt_polls_ok, halt_polls_failed;
 	uint64_t pvclock_wall_msr; /* MSR_KVM_WALL_CLOCK_NEW as last written */
 };
 

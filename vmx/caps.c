@@ -103,6 +103,9 @@ bool vmx_caps_init(struct vmx_caps *c, const struct vmx_cap_msrs *m, char *err, 
 		c->pin &= ~PIN_VIRTUAL_NMIS;
 	c->irq_window = (m->proc >> 32) & PROC_INTR_WINDOW_EXITING;
 	c->nmi_window = (c->pin & PIN_VIRTUAL_NMIS) && ((m->proc >> 32) & PROC_NMI_WINDOW_EXITING);
+	c->pause_exit = (m->proc >> 32) & PROC_PAUSE_EXITING;
+	c->pause_loop_exit = (c->proc & PROC_SECONDARY_CONTROLS) &&
+			     ((m->proc2 >> 32) & PROC2_PAUSE_LOOP_EXITING);
 	/* Guests start outside long mode; run() sets it as EFER.LMA says. */
 	c->entry &= ~ENTRY_IA32E_MODE_GUEST;
 

@@ -33,6 +33,9 @@ struct vmx_caps {
 	unsigned invept_type, invvpid_type; /* invvpid_type 0: no VPIDs */
 	/* Window controls the backend may set while a guest runs. */
 	bool irq_window, nmi_window;
+	/* Exits on PAUSE the backend may set while a guest runs (struct vcpu's
+	 * spin_exits): after a loop of them (PAUSE-loop exiting), else at each. */
+	bool pause_loop_exit, pause_exit;
 };
 
 /* The allowed-0/allowed-1 rule of capability MSR msr (value cap): *out gets

@@ -48,6 +48,30 @@ static void refresh_host_control_registers(struct vmx_vcpu *a)
 		vmcs_write(VMCS_HOST_CR4, a->host_cr4 = cr4);
 }
 
+/* Exits on PAUSE while the vCPU shares its CPU (struct vcpu's spin_exits):
+ * PAUSE-loop exiting where the CPU has it, with KVM's gap and window (TSC
+ * cycles between two PAUSEs of a loop, and the loop's length), else PAUSE
+ * exiting; the controls are written only when that changes. */
+static void set_spin_exits(struct vcpu *v, struct vmx_vcpu *a)
+{
+	bool on = v->spin_exits && (vmx_caps.pause_loop_exit || vmx_caps.pause_exit);
+
+	if (on == a->spin_exits)
+		return;
+	if (vmx_caps.pause_loop_exit) {
+		vmcs_write(VMCS_PLE_GAP, 128);
+		vmcs_write(VMCS_PLE_WINDOW, 4096);
+		vmcs_write(VMCS_PROC2_CONTROLS, (vmcs_read(VMCS_PROC2_CONTROLS) &
+						 ~(uint64_t)PROC2_PAUSE_LOOP_EXITING) |
+							(on ? PROC2_PAUSE_LOOP_EXITING : 0));
+	} else {
+		vmcs_write(VMCS_PROC_CONTROLS, (vmcs_read(VMCS_PROC_CONTROLS) &
+						~(uint64_t)PROC_PAUSE_EXITING) |
+						       (on ? PROC_PAUSE_EXITING : 0));
+	}
+	a->spin_exits = on;
+}
+
 static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 {
 	uint32_t basic = a->exit_reason & EXIT_REASON_BASIC_MASK;
@@ -138,6 +162,9 @@ static void decode_exit(struct vcpu *v, struct vmx_vcpu *a, struct vexit *e)
 	case EXIT_HLT:
 		e->kind = VEXIT_HLT;
 		break;
+	case EXIT_PAUSE:
+		e->kind = VEXIT_PAUSE;
+		break;
 	case EXIT_XSETBV:
 		e->kind = VEXIT_XSETBV;
 		break;
@@ -210,6 +237,7 @@ void vmx_run(struct vcpu *v, struct vexit *e)
 			   vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) &
 				   ~(uint64_t)(BLOCKING_BY_STI | BLOCKING_BY_MOV_SS));
 	arm_preemption_timer(a);
+	set_spin_exits(v, a);
 	vmcs_write(VMCS_TSC_OFFSET, (uint64_t)v->tsc_offset);
 	vmcs_write(VMCS_GUEST_RSP, v->regs.rsp);
 	vmcs_write(VMCS_GUEST_RIP, v->regs.rip);

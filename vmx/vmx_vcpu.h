@@ -27,6 +27,7 @@ struct vmx_vcpu {
 	uint64_t pat;        /* kept for the guest to read; EPT leaves ignore it (IPAT) */
 	uint64_t exit_rip;   /* RIP at the last exit: moved means virt/ skipped the instruction */
 	uint32_t windows;    /* the interrupt/NMI-window exiting controls set in the VMCS */
+	bool spin_exits;     /* PAUSE(-loop) exiting set in the VMCS */
 	uint64_t host_cr0, host_cr3, host_cr4;
 	uint64_t slice_end;  /* TSC at which the preemption timer's budget runs out */
 	uint32_t exit_reason;

@@ -6,7 +6,7 @@
  * the BSP, the APs follow in MADT order. */
 #pragma once
 
-#define SMP_CPU_MAX 32
+#define SMP_CPU_MAX 128	/* sprig's VM_VCPUS_MAX */
 #define SMP_AP_STACK 16384	/* bytes of stack per AP */
 
 #ifndef __ASSEMBLY__

@@ -5,6 +5,7 @@ per tarball into build/kut/ (tools/kut.py); no bare runs here, make kut has
 those. Tests of sprig's own fixes ride on the tests' output: the tsc test's
 RDTSCP checks (TSC_AUX reaches RDTSCP) must be among its PASS lines."""
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
@@ -37,6 +38,23 @@ def expected_tests():
     return names, bad
 
 
+def halt_polls(check, session, t):
+    """vmexit_ipi_halt with its two vCPUs on CPUs of their own (0 and 1):
+    the IPIs wake a vCPU whose halts are short, and its CPU's halt polling
+    (virt/sched.c) finds the wake-up before it halts itself."""
+    if not session.m:
+        session.boot()
+    m = session.m
+    out = m.command("vm create hp %s mem=64M vcpus=2 cpus=0,1 -- %s" % (
+        kut.module_name(t.flat), " ".join(t.args)), timeout=60)
+    out = m.command("vm run hp timeout=120", timeout=200)
+    check("e2e/kut-vmexit_ipi_halt-two-cpus", "vm hp exited: status 0" in out, out[-2000:])
+    stats = m.command("stats hp", timeout=60)
+    ok = re.search(r"^\s+halt_polls_ok\s+(\d+)$", stats, re.M)
+    check("e2e/kut-vmexit_ipi_halt-halt-polls", ok is not None and int(ok.group(1)) > 0, stats)
+    m.command("vm destroy hp", timeout=60)
+
+
 def kut_expected(check):
     names, bad = expected_tests()
     check("e2e/kut-expected-list", names and not bad, "; ".join(bad) or "empty list")
@@ -54,6 +72,8 @@ def kut_expected(check):
                   "%s %s %s; output tail:\n%s" % (r.verdict, r.summary, r.detail, out[-2000:]))
             for line in MUST_PASS.get(t.name, []):
                 check("e2e/kut-%s: %s" % (t.name, line), line in out, out[-2000:])
+        if "vmexit_ipi_halt" in tests:
+            halt_polls(check, session, tests["vmexit_ipi_halt"])
     finally:
         session.close()
 

@@ -12,21 +12,28 @@ import re
 from e2e_smp_guest import check_sprig_run
 from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
 
-SCENARIOS = ["vcpus_svm", "vcpus_smp4", "vcpus_vmx"]
+SCENARIOS = ["vcpus_svm", "vcpus_smp4", "vcpus_overcommit", "vcpus_vmx"]
 
 
-def run_smp(check, m, n, prefix="svm", args=""):
+def run_smp(check, m, n, prefix="svm", args="", shared=False):
+    """The smp guest with n vCPUs passes; each vCPU exited and ran; with
+    shared (more vCPUs than CPUs), its spins gave the CPU away."""
     name = "s%d" % n
     out = m.command("vm create %s smp vcpus=%d -- cpus=%d %s" % (name, n, n, args))
     check("%s/vcpus%d-created" % (prefix, n),
           "vm %s created" % name in out and "%d vCPUs" % n in out, out)
-    out = m.command("vm run %s timeout=200" % name, timeout=300)
+    out = m.command("vm run %s timeout=600" % name, timeout=700)
     check_sprig_run(check, "%s/vcpus%d" % (prefix, n), out, name, n)
     stats = m.command("stats " + name)
-    for i in range(n):
-        v = re.search(r"vcpu%d_exits\s+(\d+)" % i, stats)
-        check("%s/vcpus%d-vcpu%d-exits" % (prefix, n, i), v is not None and int(v.group(1)) > 0,
-              stats)
+    exits = [re.search(r"vcpu%d_exits\s+(\d+)" % i, stats) for i in range(n)]
+    idle = [i for i, v in enumerate(exits) if v is None or int(v.group(1)) == 0]
+    check("%s/vcpus%d-every-vcpu-exits" % (prefix, n), not idle, "none from %s\n%s" % (idle, stats))
+    runs = [re.search(r"vcpu%d_run_us\s+(\d+)" % i, stats) for i in range(n)]
+    idle = [i for i, v in enumerate(runs) if v is None or int(v.group(1)) == 0]
+    check("%s/vcpus%d-every-vcpu-ran" % (prefix, n), not idle, "not run: %s\n%s" % (idle, stats))
+    if shared:
+        y = re.search(r"^\s+spin_yields\s+(\d+)", stats, re.M)
+        check("%s/vcpus%d-spins-yield" % (prefix, n), y is not None and int(y.group(1)) > 0, stats)
     total = re.search(r"^\s+exits\s+(\d+)", stats, re.M)
     per = [int(x) for x in re.findall(r"vcpu\d+_exits\s+(\d+)", stats)]
     check("%s/vcpus%d-exits-sum" % (prefix, n),
@@ -59,7 +66,7 @@ def vcpus_svm(check):
     try:
         m.expect(PROMPT, timeout=60)
         for line, expect in [
-            ("vm create bad smp vcpus=5", "bad vcpus '5' (1 to 4: 4 per online CPU)"),
+            ("vm create bad smp vcpus=129", "bad vcpus '129' (1 to 128)"),
             ("vm create bad smp vcpus=0", "bad vcpus '0'"),
             ("vm create bad smp vcpus=2 cpus=1", "CPU 1 does not exist"),
             ("vm create bad smp cpus=1-", "bad CPU list '1-'"),
@@ -112,14 +119,28 @@ def vcpus_smp4(check):
         m.expect(PROMPT, timeout=60)
         out = m.command("vm create bad smp vcpus=2 cpus=1,4")
         check("smp4/absent-cpu-refused", "CPU 4 does not exist" in out, out)
-        out = m.command("vm create bad smp vcpus=17")
-        check("smp4/vcpus-limit", "1 to 16: 4 per online CPU" in out, out)
+        out = m.command("vm create bad smp vcpus=129")
+        check("smp4/vcpus-limit", "bad vcpus '129' (1 to 128)" in out, out)
         run_smp(check, m, 4, "smp4")
         # Two or three vCPUs on each of CPUs 1-3, sharing them by slices.
-        run_smp(check, m, 8, "smp4", "rounds=20")
+        run_smp(check, m, 8, "smp4", "rounds=20", shared=True)
+        # Overcommitted: sixteen on CPUs 1-3.
+        run_smp(check, m, 16, "smp4", "rounds=20", shared=True)
         check_stale(check, "smp4", m, 1000)
         out = m.command("version")
         check("smp4/sprig-goes-on", "sprig " in out, out)
+    finally:
+        m.close()
+
+
+def vcpus_overcommit(check):
+    """Sixty-four vCPUs on two host CPUs (all on CPU 1: the console's CPU 0
+    only watches): the smp guest's checks, its IPIs between every pair
+    included, pass when spinning vCPUs give their CPU away."""
+    m = Machine(make_iso("vcpus-oc", "", [os.path.join(GUESTS_DIR, "smp.elf")]), smp=2)
+    try:
+        m.expect(PROMPT, timeout=60)
+        run_smp(check, m, 64, "smp2", "rounds=5", shared=True)
     finally:
         m.close()
 
@@ -132,6 +153,11 @@ def vcpus_vmx(check):
         check("vmx/vcpus2-created", "vm s2 created" in out, out)
         out = m.command("vm run s2 timeout=200", timeout=420)
         check_sprig_run(check, "vmx/vcpus2", out, "s2", 2)
+        # Both vCPUs share the one CPU: spins exit on PAUSE (PAUSE-loop
+        # exiting or PAUSE exiting) and give it to the other.
+        stats = m.command("stats s2", timeout=60)
+        y = re.search(r"^\s+spin_yields\s+(\d+)", stats, re.M)
+        check("vmx/vcpus2-spins-yield", y is not None and int(y.group(1)) > 0, stats)
     finally:
         m.close()
 

@@ -146,8 +146,8 @@ BROKEN = [
     ("ap_bsp", 2, "record lapic 1: APIC base 0xfee00900: the BSP flag belongs to APIC ID 0 alone"),
     ("ap_halt_waiting", 3, "record cpu 1: halted and waiting for a start-up IPI at once"),
     ("ap_xcr0", 2, "record cpu 1: XCR0 0x0 is not one XSETBV accepts"),
-    ("vcpus_zero", 2, "0 vCPUs (1 to 64)"),
-    ("vcpus_many", 2, "1000 vCPUs (1 to 64)"),
+    ("vcpus_zero", 2, "0 vCPUs (1 to 128)"),
+    ("vcpus_many", 2, "1000 vCPUs (1 to 128)"),
     ("vcpus_mismatch", 2, "the VM state holds 2 vCPUs, the header says 1"),
 ]
 

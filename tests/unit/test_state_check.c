@@ -386,8 +386,8 @@ TEST(vm_state_fields)
 	reset();
 	CHECK(vm_ok());
 	const struct field_case cases[] = {
-		{ "record vm: 0 vCPUs (1 to 64)", P_VM, 0, offsetof(struct vm_saved, nr_vcpus), 4, 0 },
-		{ "65 vCPUs (1 to 64)", P_VM, 0, offsetof(struct vm_saved, nr_vcpus), 4, 65 },
+		{ "record vm: 0 vCPUs (1 to 128)", P_VM, 0, offsetof(struct vm_saved, nr_vcpus), 4, 0 },
+		{ "129 vCPUs (1 to 128)", P_VM, 0, offsetof(struct vm_saved, nr_vcpus), 4, 129 },
 		{ "reserved 0x1", P_VM, 0, offsetof(struct vm_saved, reserved), 4, 1 },
 		{ "UART line length", P_VM, 0, offsetof(struct vm_saved, uart.len), 4, 160 },
 		{ "65 lost ranges", P_VM, 0, offsetof(struct vm_saved, lost.count), 4, 65 },
@@ -516,8 +516,8 @@ TEST(snapshot_header_sizes_and_offsets)
 	REFUSED(h->version = 99, "image version 99");
 	REFUSED(h->version = 5, "image version 5, this sprig reads 6"); /* structures, not records */
 	REFUSED(h->reserved = 1, "reserved 0x1");
-	REFUSED(h->vcpus = 0, "0 vCPUs (1 to 64)");
-	REFUSED(h->vcpus = 65, "65 vCPUs (1 to 64)");
+	REFUSED(h->vcpus = 0, "0 vCPUs (1 to 128)");
+	REFUSED(h->vcpus = 129, "129 vCPUs (1 to 128)");
 	REFUSED(h->vcpus = 0x80000001u, "2147483649 vCPUs");
 	REFUSED(h->state_bytes = 0, "unaligned, over");
 	REFUSED(h->state_bytes = SNAPSHOT_STATE_MAX + 8, "unaligned, over");
