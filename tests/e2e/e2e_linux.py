@@ -104,11 +104,6 @@ def linux_boot(check):
         # for the CPU they share, taken at that vCPU's entry.
         flushes = re.search(r"^\s+pv_tlb_flushes\s+(\d+)$", out, re.M)
         check("linux/pv-tlb-flushes", flushes is not None and int(flushes.group(1)) > 0, out)
-        # Both vCPUs share CPU 1: when both halt, the CPU polls for the
-        # next wake-up before it halts itself (virt/sched.c, halt polling).
-        polls = [re.search(r"^\s+halt_polls_%s\s+(\d+)$" % k, out, re.M) for k in ("ok", "failed")]
-        print("# linux: " + " ".join(p.group(0).strip() for p in polls if p), flush=True)
-        check("linux/halt-polls", all(polls) and int(polls[0].group(1)) > 0, out)
         out = m.command("vm audit linux")
         check("linux/audit-clean", "mmu audit: ok, 0 errors" in out, out)
         for _, name, reason in bad:
