@@ -161,7 +161,7 @@ int platform_firmware_start(struct vm *vm)
 
 	firmware_pic(&p->pic);
 	firmware_pit(&p->pit, now);
-	firmware_bsp_apic(&vm->vcpus[0]->apic, now);
+	firmware_bsp_apic(vm->vcpus[0]->apic, now);
 	firmware_ivt(ivt);
 	if (mmu_write_guest(&vm->mmu, FW_STUBS_GPA, firmware_stubs, firmware_stubs_len) ||
 	    mmu_write_guest(&vm->mmu, FW_IVT_GPA, ivt, sizeof(ivt)))
@@ -225,7 +225,7 @@ static enum pit_irq0_state irq0_state(struct vm *vm)
 	struct platform *p = &vm->platform;
 	uint64_t e = p->ioapic.redir[IRQ0_GSI];
 	unsigned mode = (e >> IOAPIC_RTE_MODE_SHIFT) & 7;
-	bool via_pic = lint0_extint(&vm->vcpus[0]->apic) && !pic_irq_masked(&p->pic, 0);
+	bool via_pic = lint0_extint(vm->vcpus[0]->apic) && !pic_irq_masked(&p->pic, 0);
 	bool via_ioapic = !(e & IOAPIC_RTE_MASKED) && (mode == LAPIC_DM_FIXED || mode == LAPIC_DM_LOWEST);
 
 	if (!via_pic && !via_ioapic)
@@ -257,7 +257,7 @@ uint64_t platform_next_event(struct vm *vm, uint64_t now)
 
 bool platform_extint_pending(struct vm *vm)
 {
-	return lint0_extint(&vm->vcpus[0]->apic) && pic_output(&vm->platform.pic);
+	return lint0_extint(vm->vcpus[0]->apic) && pic_output(&vm->platform.pic);
 }
 
 uint8_t platform_extint_ack(struct vm *vm)

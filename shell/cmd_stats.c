@@ -80,7 +80,7 @@ static void print_vm_stats(struct vm *vm)
 
 	sum_vcpu_stats(vm, &t);
 	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
-		timer_fires += vm->vcpus[i]->apic.timer_fires;
+		timer_fires += vm->vcpus[i]->apic->timer_fires;
 		steal_ns += vm->vcpus[i]->steal.waited_ns;
 	}
 	kprintf("vm %s (%s)\n", vm->name, vm_state_name(vm->state));

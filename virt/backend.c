@@ -80,12 +80,12 @@ bool vcpu_cr4_write_ok(struct vcpu *v, uint64_t old, uint64_t cr4, uint64_t efer
 
 uint64_t vcpu_cr8(const struct vcpu *v)
 {
-	return lapic_tpr(&v->apic) >> 4;
+	return lapic_tpr(v->apic) >> 4;
 }
 
 void vcpu_set_cr8(struct vcpu *v, uint64_t cr8)
 {
-	lapic_set_tpr(&v->apic, (uint32_t)(cr8 & 0xf) << 4);
+	lapic_set_tpr(v->apic, (uint32_t)(cr8 & 0xf) << 4);
 }
 
 uint64_t vcpu_tdp_root(const struct vcpu *v)

@@ -4,18 +4,19 @@
  * everything that follows (I/O, CPUID, MSRs, hypercalls, nested page faults)
  * is handled once, in virt/, for both. */
 #pragma once
-#include "mm/split.h"
+#include "mm/spte.h"
 #include "virt/guest_mode.h"
 #include "virt/kvm_pv.h"
 #include "virt/kick.h"
 #include "virt/msr_policy.h"
-#include "dev/lapic.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct lapic;
 struct mmu;
 struct spte_format;
+struct tdp_table_cache;
 struct vcpu;
 struct vm;
 
@@ -275,8 +276,9 @@ struct vcpu {
 	struct kick_sync kick; /* its entries, requests, and the host CPU it runs on */
 	uint64_t arrivals_kicked; /* its APIC's arrivals another CPU kicked it for */
 	struct vcpu_stats stats;
-	struct lapic apic;     /* its local APIC (dev/lapic.c) */
-	struct tdp_table_cache table_cache; /* page tables for its faults, filled before mmu_lock */
+	/* virt/'s (virt/vm.c allocates them with the vCPU): */
+	struct lapic *apic;    /* its local APIC (dev/lapic.c) */
+	struct tdp_table_cache *table_cache; /* page tables for its faults, filled before mmu_lock */
 };
 
 /* The backend virt_init chose; NULL when none can run. */

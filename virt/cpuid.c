@@ -32,8 +32,8 @@ struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
 		.guest_xcr0 = v->xcr0,
 		.guest_cr4 = backend->guest_cr4(v),
 		.pks = backend->pks_switched(),
-		.apic_id = v->apic.initial_id,
-		.apic_disabled = !lapic_hw_enabled(&v->apic),
+		.apic_id = v->apic->initial_id,
+		.apic_disabled = !lapic_hw_enabled(v->apic),
 		.vcpu_count = v->vm->nr_vcpus,
 		.hv_signature = SPRIG_CPUID_SIGNATURE,
 	};

@@ -98,7 +98,7 @@ static struct vcpu *vcpu_by_apic_id(struct vm *vm, uint64_t id)
 	if (id >= 0xff) /* beyond sprig's IDs, or an xAPIC broadcast */
 		return NULL;
 	for (unsigned i = 0; i < vm->nr_vcpus; i++)
-		if (lapic_match_dest(&vm->vcpus[i]->apic, (uint32_t)id, false))
+		if (lapic_match_dest(vm->vcpus[i]->apic, (uint32_t)id, false))
 			return vm->vcpus[i];
 	return NULL;
 }
@@ -128,7 +128,7 @@ static void kick_cpu(struct vcpu *v, uint64_t apic_id)
 	vm_lock(v->vm);
 	if ((t = vcpu_by_apic_id(v->vm, apic_id))) {
 		t->pv_unhalted = true;
-		t->apic.arrivals++;
+		t->apic->arrivals++;
 	}
 	vm_unlock(v->vm, v);
 }

@@ -35,7 +35,7 @@ static bool in_apic_page(struct vcpu *v, uint64_t gpa, unsigned *offset)
 {
 	uint64_t base;
 
-	if (!lapic_mmio_page(&v->apic, &base) || gpa < base || gpa >= base + APIC_PAGE_SIZE)
+	if (!lapic_mmio_page(v->apic, &base) || gpa < base || gpa >= base + APIC_PAGE_SIZE)
 		return false;
 	*offset = (unsigned)(gpa - base);
 	return true;
@@ -53,9 +53,9 @@ static bool access_device(struct vcpu *v, uint64_t gpa, unsigned size, uint64_t 
 	if (!in_apic_page(v, gpa, &offset))
 		claimed = bus_access(&vm->mmio_bus, vm, gpa, size, val, write);
 	else if (write)
-		lapic_mmio_write(&v->apic, offset, size, *val, guest_tsc(v));
+		lapic_mmio_write(v->apic, offset, size, *val, guest_tsc(v));
 	else
-		*val = lapic_mmio_read(&v->apic, offset, size, guest_tsc(v));
+		*val = lapic_mmio_read(v->apic, offset, size, guest_tsc(v));
 	vm_unlock(vm, v);
 	return claimed;
 }

@@ -90,25 +90,25 @@ static bool virt_msr_read(struct vcpu *v, uint32_t msr, uint64_t *val)
 static bool apic_msr_read_locked(struct vcpu *v, uint32_t msr, uint64_t *val)
 {
 	if (msr == MSR_APIC_BASE) {
-		*val = lapic_base_msr(&v->apic);
+		*val = lapic_base_msr(v->apic);
 		return true;
 	}
 	if (msr == MSR_TSC_DEADLINE) {
-		*val = lapic_tsc_deadline_read(&v->apic);
+		*val = lapic_tsc_deadline_read(v->apic);
 		return true;
 	}
-	return lapic_msr_read(&v->apic, msr, val, guest_tsc(v));
+	return lapic_msr_read(v->apic, msr, val, guest_tsc(v));
 }
 
 static bool apic_msr_write_locked(struct vcpu *v, uint32_t msr, uint64_t val)
 {
 	if (msr == MSR_APIC_BASE)
-		return lapic_set_base_msr(&v->apic, val, cpuinfo.phys_bits);
+		return lapic_set_base_msr(v->apic, val, cpuinfo.phys_bits);
 	if (msr == MSR_TSC_DEADLINE) {
-		lapic_tsc_deadline_write(&v->apic, val, guest_tsc(v));
+		lapic_tsc_deadline_write(v->apic, val, guest_tsc(v));
 		return true;
 	}
-	return lapic_msr_write(&v->apic, msr, val, guest_tsc(v));
+	return lapic_msr_write(v->apic, msr, val, guest_tsc(v));
 }
 
 /* The APICs are the VM's: an ICR write reaches the others. */

@@ -20,7 +20,7 @@ void pv_eoi_after_exit(struct vcpu *v)
 	if (!kvm_pv_eoi_after_exit(&v->pv_eoi, v->mmu))
 		return;
 	vm_lock(v->vm);
-	lapic_eoi(&v->apic);
+	lapic_eoi(v->apic);
 	vm_unlock(v->vm, v);
 	v->stats.pv_eois++;
 }

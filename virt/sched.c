@@ -96,9 +96,9 @@ void vm_unlock(struct vm *vm, struct vcpu *self)
 		struct vcpu *t = vm->vcpus[i];
 		uint32_t seq;
 
-		if (t == self || t->apic.arrivals == t->arrivals_kicked)
+		if (t == self || t->apic->arrivals == t->arrivals_kicked)
 			continue;
-		t->arrivals_kicked = t->apic.arrivals;
+		t->arrivals_kicked = t->apic->arrivals;
 		if (kick_sync_request(&t->kick, KICK_REQ_EVENT, &seq) || t->halted || t->wait_sipi)
 			kick_cpu(t->kick.cpu);
 	}

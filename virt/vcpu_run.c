@@ -29,7 +29,7 @@ static bool handle_npf(struct vcpu *v, const struct vexit *e)
 {
 	struct vm *vm = v->vm;
 
-	switch (tdp_map_cached(&vm->mmu, &v->table_cache, e->npf.gpa, e->npf.access)) {
+	switch (tdp_map_cached(&vm->mmu, v->table_cache, e->npf.gpa, e->npf.access)) {
 	case TDP_FIXED:
 	case TDP_SPURIOUS:
 	case TDP_RETRY:
@@ -144,7 +144,7 @@ static bool handle_exit(struct vcpu *v, const struct vexit *e)
  * how late. */
 static void update_timers(struct vcpu *v, uint64_t now)
 {
-	struct lapic *a = &v->apic;
+	struct lapic *a = v->apic;
 	uint64_t due = lapic_timer_next(a);
 
 	platform_update(v->vm, vm_guest_tsc(v->vm));
@@ -162,7 +162,7 @@ void vcpu_fire_timers(struct vcpu *v)
 
 void vcpu_arm_host_timer(struct vcpu *v)
 {
-	uint64_t due = lapic_timer_next(&v->apic);
+	uint64_t due = lapic_timer_next(v->apic);
 	uint64_t now = vm_guest_tsc(v->vm);
 	uint64_t chipset = platform_next_event(v->vm, now);
 
@@ -179,15 +179,15 @@ void vcpu_arm_host_timer(struct vcpu *v)
  * the guest halted with interrupts on. */
 static bool wakes_halted(struct vcpu *v)
 {
-	if (v->apic.nmi_pending || v->apic.init_pending || v->pv_unhalted)
+	if (v->apic->nmi_pending || v->apic->init_pending || v->pv_unhalted)
 		return true;
 	return (v->regs.rflags & RFLAGS_IF) &&
-	       (lapic_pending_irq(&v->apic) >= 0 || (v->index == 0 && platform_extint_pending(v->vm)));
+	       (lapic_pending_irq(v->apic) >= 0 || (v->index == 0 && platform_extint_pending(v->vm)));
 }
 
 bool vcpu_wants_cpu(struct vcpu *v)
 {
-	if (v->apic.init_pending || (v->apic.sipi_pending && v->wait_sipi))
+	if (v->apic->init_pending || (v->apic->sipi_pending && v->wait_sipi))
 		return true;
 	return !v->wait_sipi && (!v->halted || wakes_halted(v));
 }
@@ -205,7 +205,7 @@ void vcpu_init_state(struct vcpu *v)
 static void take_start(struct vcpu *v)
 {
 	uint8_t vector = 0;
-	unsigned got = lapic_accept_start(&v->apic, &v->wait_sipi, &vector);
+	unsigned got = lapic_accept_start(v->apic, &v->wait_sipi, &vector);
 
 	if (got & LAPIC_ACCEPT_INIT)
 		vcpu_init_state(v);
@@ -223,19 +223,19 @@ static void deliver_events(struct vcpu *v)
 	bool want_nmi = false, want_irq = false;
 	int vector;
 
-	if (lapic_nmi_pending(&v->apic, backend->nmi_masked(v))) {
+	if (lapic_nmi_pending(v->apic, backend->nmi_masked(v))) {
 		if (backend->nmi_allowed(v)) {
 			backend->inject_nmi(v);
-			lapic_ack_nmi(&v->apic);
+			lapic_ack_nmi(v->apic);
 			v->stats.nmi_injected++;
 		} else {
 			want_nmi = true;
 		}
 	}
-	if ((vector = lapic_pending_irq(&v->apic)) >= 0) {
+	if ((vector = lapic_pending_irq(v->apic)) >= 0) {
 		if (backend->irq_allowed(v)) {
 			backend->inject_irq(v, (uint8_t)vector);
-			lapic_ack_irq(&v->apic, (uint8_t)vector);
+			lapic_ack_irq(v->apic, (uint8_t)vector);
 			v->stats.irq_injected++;
 		} else {
 			want_irq = true;
@@ -298,7 +298,7 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 				v->pv_unhalted = false;
 			v->halted = false;
 			deliver_events(v);
-			kvm_pv_eoi_before_entry(&v->pv_eoi, &v->apic, v->mmu);
+			kvm_pv_eoi_before_entry(&v->pv_eoi, v->apic, v->mmu);
 			vcpu_arm_host_timer(v);
 		}
 		vm_unlock(vm, v);

@@ -71,7 +71,7 @@ static bool put_records(struct vm *vm, void *buf, uint32_t cap, uint32_t *pos, c
 		if (buf && !stage_cpu(v, now, err, errlen))
 			return false;
 		ok = record_put(buf, cap, pos, &cpu_record, i, &cpu_stage) &&
-		     record_put(buf, cap, pos, &lapic_record, i, &v->apic) &&
+		     record_put(buf, cap, pos, &lapic_record, i, v->apic) &&
 		     record_put(buf, cap, pos, &msrs_record, i, &msrs);
 	}
 	for (unsigned i = 0; ok && i < vm->devices.count; i++)
@@ -197,7 +197,7 @@ static void load_record(struct vm *vm, const struct record_header *h, const void
 	case REC_LAPIC:
 		/* After the backend's state: the APIC's TPR is whole, VMX's CR8
 		 * only its bits 7:4. The APIC keeps this VM's bus and TSC rate. */
-		record_load(&lapic_record, payload, h->length, &v->apic);
+		record_load(&lapic_record, payload, h->length, v->apic);
 		return;
 	case REC_MSRS:
 		record_load(&msrs_record, payload, h->length, &msrs);

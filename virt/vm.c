@@ -186,13 +186,21 @@ void vcpu_put(struct vcpu *v)
 		backend->vcpu_put(v);
 }
 
+/* A vCPU and what virt/ keeps of it beside struct vcpu, which the backends
+ * see: its local APIC and the page tables its faults take. One allocation. */
+struct vcpu_alloc {
+	struct vcpu vcpu; /* first: the allocation's address */
+	struct lapic apic;
+	struct tdp_table_cache table_cache;
+};
+
 static void vcpu_free(struct vcpu *v)
 {
 	if (v->arch)
 		backend->vcpu_destroy(v);
 	fpu_vcpu_free(v);
-	tdp_table_cache_release(&v->table_cache);
-	frame_free(va_to_pa(v), order_for(sizeof(*v)));
+	tdp_table_cache_release(v->table_cache);
+	frame_free(va_to_pa(v), order_for(sizeof(struct vcpu_alloc)));
 }
 
 /* Undo whatever part of creation was done: the MMU frees every table and
@@ -243,12 +251,15 @@ static int vm_add_memory(struct vm *vm, const struct vm_create_args *a, char *er
 static int vm_add_vcpus(struct vm *vm, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
-		paddr_t pa = frame_alloc_zeroed(order_for(sizeof(struct vcpu)));
+		paddr_t pa = frame_alloc_zeroed(order_for(sizeof(struct vcpu_alloc)));
+		struct vcpu_alloc *va = pa_to_va(pa);
 		struct vcpu *v;
 
 		if (!pa)
 			return -1;
-		v = vm->vcpus[i] = pa_to_va(pa);
+		v = vm->vcpus[i] = &va->vcpu;
+		v->apic = &va->apic;
+		v->table_cache = &va->table_cache;
 		vm->kicks[i] = &v->kick;
 		vm->nr_vcpus++;
 		v->vm = vm;
@@ -259,7 +270,7 @@ static int vm_add_vcpus(struct vm *vm, unsigned n)
 		v->tsc_offset = -(int64_t)vm->created_tsc;
 		v->misc_enable = MISC_ENABLE_RESET;
 		mce_msrs_reset(&v->mce);
-		lapic_init(&v->apic, &vm->apic_bus, i, i == 0, tsc_khz());
+		lapic_init(v->apic, &vm->apic_bus, i, i == 0, tsc_khz());
 		if (fpu_vcpu_init(v) || backend->vcpu_create(v))
 			return -1;
 	}
