@@ -308,9 +308,12 @@ int storm(const struct mb1_info *mbi, int (*bsp_mode)(const struct mb1_info *mbi
 
 	iters = arg_ulong(mbi, "iters", 200);
 	ram_end = MIB + (uint64_t)mbi->mem_upper * KIB;
-	if (!under_sprig() || !playground_fits(mbi, SMP_CPU_MAX * SLICE_PAGES * PAGE_SIZE)) {
+	/* A slice for each CPU it runs on (smp_workers makes them all of the
+	 * machine's). */
+	if (!under_sprig() || want > SMP_CPU_MAX ||
+	    !playground_fits(mbi, want * SLICE_PAGES * PAGE_SIZE)) {
 		printf("storm: runs under sprig, with %lu KiB from 0x%lx\n",
-		       SMP_CPU_MAX * SLICE_PAGES * PAGE_SIZE / KIB, GUEST_PLAYGROUND);
+		       want * SLICE_PAGES * PAGE_SIZE / KIB, GUEST_PLAYGROUND);
 		return 2;
 	}
 	if (!smp_workers(mbi, (unsigned)want, "storm"))
