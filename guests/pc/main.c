@@ -48,18 +48,6 @@
 /* ------------------------------------------------------------------ */
 /* Port and memory access */
 
-static inline uint16_t inw(uint16_t port)
-{
-	uint16_t v;
-
-	asm volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
-	return v;
-}
-
-static inline void outw(uint16_t port, uint16_t v)
-{
-	asm volatile("outw %0, %1" : : "a"(v), "Nd"(port));
-}
 
 static uint32_t mmio_read32(uint64_t pa)
 {

@@ -90,6 +90,19 @@ static inline void outb(uint16_t port, uint8_t v)
 	asm volatile("outb %0, %1" : : "a"(v), "Nd"(port));
 }
 
+static inline uint16_t inw(uint16_t port)
+{
+	uint16_t v;
+
+	asm volatile("inw %1, %0" : "=a"(v) : "Nd"(port));
+	return v;
+}
+
+static inline void outw(uint16_t port, uint16_t v)
+{
+	asm volatile("outw %0, %1" : : "a"(v), "Nd"(port));
+}
+
 static inline uint32_t inl(uint16_t port)
 {
 	uint32_t v;
