@@ -37,7 +37,6 @@ static void sum_vcpu_stats(const struct vm *vm, struct vcpu_stats *t)
 		t->pv_tlb_flushes += s->pv_tlb_flushes;
 		t->pv_eois += s->pv_eois;
 		t->run_tsc += s->run_tsc;
-		t->spin_yields += s->spin_yields;
 		for (int p = 0; p < VCPU_IO_PORTS_TRACKED && s->io_ports[p].count; p++) {
 			int q = 0;
 
@@ -122,7 +121,8 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "steal_records", (unsigned long long)t.steal_records);
 	kprintf("  %-26s %llu\n", "pv_tlb_flushes", (unsigned long long)t.pv_tlb_flushes);
 	kprintf("  %-26s %llu\n", "pv_eois", (unsigned long long)t.pv_eois);
-	kprintf("  %-26s %llu\n", "spin_yields", (unsigned long long)t.spin_yields);
+	/* Every PAUSE exit ends its vCPU's slice. */
+	kprintf("  %-26s %llu\n", "spin_yields", (unsigned long long)t.exits_by_kind[VEXIT_PAUSE]);
 	print_cpu_shares(vm, t.run_tsc);
 	platform_print_stats(vm);
 	mmu_stats_print(&vm->mmu);

@@ -241,7 +241,6 @@ struct vcpu_stats {
 	uint64_t pv_tlb_flushes;            /* flushes preempted vCPUs took instead of an IPI */
 	uint64_t pv_eois;                   /* EOIs the guest signalled through its PV EOI word */
 	uint64_t run_tsc;                   /* host TSC cycles its CPU ran it (its slices) */
-	uint64_t spin_yields;               /* PAUSE exits, each the end of its slice */
 	struct vcpu_port_count io_ports[VCPU_IO_PORTS_TRACKED];
 };
 

@@ -119,7 +119,6 @@ static bool handle_exit(struct vcpu *v, const struct vexit *e)
 	case VEXIT_PAUSE:
 		/* A spinning vCPU waits for another: the slice goes to the
 		 * next of its CPU's round (kvm_vcpu_on_spin's yield). */
-		v->stats.spin_yields++;
 		v->yielded = true;
 		return true;
 	case VEXIT_SHUTDOWN:
