@@ -108,6 +108,33 @@ void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e)
 	e->requeued = true;
 }
 
+/* An intercepted IRET not yet run leaves NMIs blocked: saved as blocked, it
+ * is intercepted again after the load. The shadow holds while RIP stays at
+ * the saved one, as it does across an exit (svm_state_load sets exit_rip). */
+void svm_events_save(struct vcpu *v, struct svm_saved_state *st)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	st->event_inject = sv->vmcb->control.event_inject;
+	st->int_state = sv->vmcb->control.int_state & INT_STATE_SHADOW;
+	st->nmi_masked = sv->nmi_blocked || sv->iret_pending;
+}
+
+void svm_events_load(struct vcpu *v, const struct svm_saved_state *st)
+{
+	struct svm_vcpu *sv = v->arch;
+	struct vmcb_control *c = &sv->vmcb->control;
+
+	c->event_inject = st->event_inject;
+	c->int_state = (c->int_state & ~INT_STATE_SHADOW) | st->int_state;
+	sv->nmi_blocked = st->nmi_masked;
+	sv->iret_pending = sv->step_wanted = false;
+	if (sv->nmi_blocked)
+		c->intercept_misc1 |= INTERCEPT_IRET;
+	else
+		c->intercept_misc1 &= ~INTERCEPT_IRET;
+}
+
 /* Packed segment attributes (APM 15.5.1): L is bit 9, D/B bit 10. */
 #define ATTRIB_L (1u << 9)
 #define ATTRIB_DB (1u << 10)

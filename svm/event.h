@@ -1,6 +1,7 @@
 /* Interrupts and NMIs into an SVM guest, and the guest's mode (svm/event.c).
  * The mirror of vmx/event.h. */
 #pragma once
+#include "svm/saved_state.h"
 #include "svm/svm_vcpu.h"
 
 /* The backend's ops of those names. */
@@ -23,3 +24,7 @@ void svm_step_trap(struct vcpu *v);
 /* The event delivery the exit interrupted (EXITINTINFO): into e->vectoring
  * and e->vector, and queued again (e->requeued) when it is to be. */
 void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e);
+/* Snapshots: the event state outside the state-save area, out of and into
+ * a vCPU that does not run (svm_state_save, svm_state_load). */
+void svm_events_save(struct vcpu *v, struct svm_saved_state *st);
+void svm_events_load(struct vcpu *v, const struct svm_saved_state *st);

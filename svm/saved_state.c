@@ -13,9 +13,40 @@ static bool refuse(char *err, size_t errlen, const char *what, uint64_t val)
 	return false;
 }
 
-bool svm_saved_state_check(const struct vmcb_save *s, const struct vcpu_regs *regs,
+#define EVENT_INJECT_RESERVED 0x7ffff000ull /* bits 30:12 */
+
+/* What VMRUN takes in EVENTINJ (APM 15.20): a known type, NMI on vector 2,
+ * an exception on one of the 32 but 2, an error code only with an exception.
+ * sprig clears EVENTINJ at every exit, so an empty one is all zero. */
+static bool events_check(const struct svm_saved_state *st, char *err, size_t errlen)
+{
+	uint64_t ev = st->event_inject, type = ev & EVENT_INJECT_TYPE_MASK;
+	uint64_t vector = ev & EVENT_INJECT_VECTOR_MASK;
+
+	if (st->int_state & ~INT_STATE_SHADOW)
+		return refuse(err, errlen, "interrupt state bits beside the shadow", st->int_state);
+	if (st->nmi_masked > 1)
+		return refuse(err, errlen, "NMI mask neither 0 nor 1", st->nmi_masked);
+	if (!(ev & EVENT_INJECT_VALID))
+		return !ev || refuse(err, errlen, "EVENTINJ bits without its valid bit", ev);
+	if (ev & EVENT_INJECT_RESERVED)
+		return refuse(err, errlen, "reserved EVENTINJ bits", ev);
+	if (type != EVENT_INJECT_INTR && type != EVENT_INJECT_NMI &&
+	    type != EVENT_INJECT_EXCEPTION && type != EVENT_INJECT_SOFT_INT)
+		return refuse(err, errlen, "a reserved EVENTINJ type", ev);
+	if (type == EVENT_INJECT_NMI && vector != X86_VEC_NMI)
+		return refuse(err, errlen, "an NMI not on vector 2", ev);
+	if (type == EVENT_INJECT_EXCEPTION && (vector == X86_VEC_NMI || vector > 31))
+		return refuse(err, errlen, "an exception on vector 2 or above 31", ev);
+	if ((ev & EVENT_INJECT_ERROR_VALID) ? type != EVENT_INJECT_EXCEPTION : ev >> 32)
+		return refuse(err, errlen, "an error code on an event that has none", ev);
+	return true;
+}
+
+bool svm_saved_state_check(const struct svm_saved_state *st, const struct vcpu_regs *regs,
 			   const struct svm_state_limits *lim, char *err, size_t errlen)
 {
+	const struct vmcb_save *s = &st->save;
 	uint64_t efer = s->efer & ~(uint64_t)EFER_SVME;
 	bool paging = (s->cr0 & CR0_PG) && (s->cr0 & CR0_PE);
 	bool long_mode = (efer & EFER_LME) && paging;
@@ -64,5 +95,5 @@ bool svm_saved_state_check(const struct vmcb_save *s, const struct vcpu_regs *re
 			      s->gdtr.limit > 0xffff ? s->gdtr.limit : s->idtr.limit);
 	if (s->cpl > 3)
 		return refuse(err, errlen, "CPL above 3", s->cpl);
-	return true;
+	return events_check(st, err, errlen);
 }

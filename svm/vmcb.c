@@ -9,6 +9,7 @@
 #include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "svm/event.h"
 #include "svm/saved_state.h"
 #include "svm/svm_vcpu.h"
 
@@ -142,12 +143,15 @@ void svm_dump(struct vcpu *v)
 		(unsigned long long)vmcb->control.exit_int_info, vmcb->control.asid);
 }
 
-_Static_assert(sizeof(struct vmcb_save) <= VCPU_ARCH_STATE_MAX, "VMCB save area");
+_Static_assert(sizeof(struct svm_saved_state) <= VCPU_ARCH_STATE_MAX, "SVM saved state");
 
 size_t svm_state_save(struct vcpu *v, void *buf)
 {
-	memcpy(buf, &((struct svm_vcpu *)v->arch)->vmcb->save, sizeof(struct vmcb_save));
-	return sizeof(struct vmcb_save);
+	struct svm_saved_state st = { .save = ((struct svm_vcpu *)v->arch)->vmcb->save };
+
+	svm_events_save(v, &st);
+	memcpy(buf, &st, sizeof(st));
+	return sizeof(st);
 }
 
 bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, char *err,
@@ -159,27 +163,30 @@ bool svm_state_check(const void *buf, size_t len, const struct vcpu_regs *regs, 
 		.efer_allowed = efer_guest_bits(cpuinfo.nx),
 		.va_bits = cpuinfo.va_bits,
 	};
-	struct vmcb_save save;
+	struct svm_saved_state st;
 
-	if (len != sizeof(save)) {
-		ksnprintf(err, errlen, "SVM state of %zu bytes, not %zu", len, sizeof(save));
+	if (len != sizeof(st)) {
+		ksnprintf(err, errlen, "SVM state of %zu bytes, not %zu", len, sizeof(st));
 		return false;
 	}
-	memcpy(&save, buf, sizeof(save));
-	return svm_saved_state_check(&save, regs, &lim, err, errlen);
+	memcpy(&st, buf, sizeof(st));
+	return svm_saved_state_check(&st, regs, &lim, err, errlen);
 }
 
 bool svm_state_load(struct vcpu *v, const void *buf, size_t len)
 {
 	struct svm_vcpu *sv = v->arch;
-	struct vmcb_save save;
+	struct svm_saved_state st;
 
-	if (len != sizeof(save))
+	if (len != sizeof(st))
 		return false;
-	memcpy(&save, buf, sizeof(save));
+	memcpy(&st, buf, sizeof(st));
 	/* VMRUN requires SVME; the guest never saw it either way. */
-	save.efer |= EFER_SVME;
-	sv->vmcb->save = save;
+	st.save.efer |= EFER_SVME;
+	sv->vmcb->save = st.save;
+	/* The saved RIP is where the guest stopped: its shadow holds. */
+	sv->exit_rip = st.save.rip;
+	svm_events_load(v, &st);
 	return true;
 }
 

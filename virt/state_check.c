@@ -188,8 +188,10 @@ static void cpu_fields(void *model, struct field_io *io)
 	FIELD(io, st->arch);
 }
 
+/* Version 2: each backend's part holds the event on its way into the guest,
+ * the interrupt shadow and NMI blocking (svm/ and vmx/saved_state.h). */
 const struct record_type cpu_record = {
-	.id = REC_CPU, .version = 1, .per_vcpu = true, .name = "cpu",
+	.id = REC_CPU, .version = 2, .per_vcpu = true, .name = "cpu",
 	.model_bytes = sizeof(struct vcpu_state), .fields = cpu_fields, .check = cpu_check,
 };
 

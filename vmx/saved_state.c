@@ -6,6 +6,7 @@
 #include "arch/x86/cpu.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
+#include "vmx/vmcs.h"
 
 #define AR_TYPE(ar) ((ar) & 0xf)
 #define AR_S (1u << 4)
@@ -29,6 +30,8 @@
 #define BLOCK_MOVSS (1ull << 1)
 #define BLOCK_SMI (1ull << 2)
 #define BLOCK_RESERVED (~0xfull) /* and bit 4, enclave interruption, unused */
+#define BLOCK_NMI (1ull << 3)
+#define ENTRY_INFO_RESERVED 0xffffffff7ffff000ull /* bits 63:32 and 30:12 */
 #define ACTIVITY_ACTIVE 0
 #define ACTIVITY_HLT 1
 #define ACTIVITY_SHUTDOWN 2
@@ -262,6 +265,55 @@ static bool check_non_register(const struct vmx_saved_state *s, const struct vcp
 	return true;
 }
 
+/* The event an entry injects (SDM vol. 3C 27.2.1.3, and 27.3.1.5 for the
+ * guest's blocking and activity): what sprig injects or requeues. A VM exit
+ * clears only the valid bit, so without it the rest is ignored. */
+static bool check_event(const struct vmx_saved_state *s, const struct vcpu_regs *r,
+			struct check *c)
+{
+	uint64_t info = s->entry_intr_info, block = s->interruptibility;
+	unsigned type = (info & INTR_INFO_TYPE_MASK) >> INTR_INFO_TYPE_SHIFT;
+	unsigned vector = info & INTR_INFO_VECTOR_MASK;
+	bool software = type >= INTR_TYPE_SW_INTERRUPT && type <= INTR_TYPE_SW_EXCEPTION;
+	bool code_due = type == INTR_TYPE_HW_EXCEPTION && (s->cr0 & CR0_PE) &&
+			x86_vector_has_error_code(vector);
+
+	if (!(info & INTR_INFO_VALID))
+		return true;
+	if (info & ENTRY_INFO_RESERVED)
+		return refuse(c, "reserved event-injection bits", info);
+	if (type != INTR_TYPE_EXT_INTR && type != INTR_TYPE_NMI && type != INTR_TYPE_HW_EXCEPTION &&
+	    !software)
+		return refuse(c, "an event type sprig never injects", info);
+	if (type == INTR_TYPE_NMI && vector != X86_VEC_NMI)
+		return refuse(c, "an NMI not on vector 2", info);
+	if (type == INTR_TYPE_HW_EXCEPTION && vector > 31)
+		return refuse(c, "a hardware exception above vector 31", info);
+	if (!!(info & INTR_INFO_DELIVER_CODE) != code_due)
+		return refuse(c, "an error code where the event has none, or none where it has one",
+			      info);
+	if ((info & INTR_INFO_DELIVER_CODE) && s->entry_error_code >> 16)
+		return refuse(c, "error code bits 31:16 set", s->entry_error_code);
+	if (software && (s->entry_insn_len < 1 || s->entry_insn_len > 15))
+		return refuse(c, "a software event's instruction length outside 1-15",
+			      s->entry_insn_len);
+	if (type == INTR_TYPE_EXT_INTR &&
+	    (!(r->rflags & RFLAGS_IF) || (block & (BLOCK_STI | BLOCK_MOVSS))))
+		return refuse(c, "an external interrupt the guest blocks", block);
+	if (type == INTR_TYPE_NMI && (block & (BLOCK_STI | BLOCK_MOVSS | BLOCK_NMI)))
+		return refuse(c, "an NMI the guest blocks", block);
+	if (s->activity == ACTIVITY_HLT &&
+	    !(type == INTR_TYPE_EXT_INTR || type == INTR_TYPE_NMI ||
+	      (type == INTR_TYPE_HW_EXCEPTION && (vector == X86_VEC_DB || vector == X86_VEC_MC))))
+		return refuse(c, "an event HLT activity cannot take", info);
+	if (s->activity == ACTIVITY_SHUTDOWN &&
+	    !(type == INTR_TYPE_NMI || (type == INTR_TYPE_HW_EXCEPTION && vector == X86_VEC_MC)))
+		return refuse(c, "an event shutdown activity cannot take", info);
+	if (s->activity == ACTIVITY_WAIT_SIPI)
+		return refuse(c, "an event in wait-for-SIPI activity", info);
+	return true;
+}
+
 bool vmx_saved_state_check(const struct vmx_saved_state *s, const struct vcpu_regs *regs,
 			   const struct vmx_state_limits *lim, char *err, size_t errlen)
 {
@@ -275,5 +327,5 @@ bool vmx_saved_state_check(const struct vmx_saved_state *s, const struct vcpu_re
 	eff.rflags = regs->rflags;
 	return check_control(&eff, lim, ia32e, &c) && check_rip_rflags(&eff, regs, ia32e, &c) &&
 	       check_segments(&eff, lim, ia32e, &c) &&
-	       check_non_register(&eff, regs, lim, ia32e, &c);
+	       check_non_register(&eff, regs, lim, ia32e, &c) && check_event(&eff, regs, &c);
 }

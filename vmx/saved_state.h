@@ -20,6 +20,11 @@ struct vmx_saved_state {
 	uint64_t pending_dbg, sysenter_cs, sysenter_esp, sysenter_eip, debugctl, efer;
 	uint64_t pdpte[4];
 	uint64_t interruptibility, activity;
+	/* The event the next entry delivers (VM-entry interruption information,
+	 * error code, instruction length): paused between an exit and the next
+	 * entry, a vCPU may hold one (as KVM's KVM_GET_VCPU_EVENTS keeps it);
+	 * lost, an interrupt its APIC moved to in-service would stay there. */
+	uint64_t entry_intr_info, entry_error_code, entry_insn_len;
 	uint64_t switched_msr[VMX_SWITCHED_MSRS];
 	uint64_t cr8, pat;
 };

@@ -312,6 +312,9 @@ static const struct {
 	SAVED(VMCS_GUEST_PDPTE0 + 6, pdpte[3]),
 	SAVED(VMCS_GUEST_INTERRUPTIBILITY, interruptibility),
 	SAVED(VMCS_GUEST_ACTIVITY_STATE, activity),
+	SAVED(VMCS_ENTRY_INTR_INFO, entry_intr_info),
+	SAVED(VMCS_ENTRY_EXCEPTION_ERROR_CODE, entry_error_code),
+	SAVED(VMCS_ENTRY_INSTRUCTION_LEN, entry_insn_len),
 };
 #define SAVED_FIELDS (sizeof(saved_fields) / sizeof(saved_fields[0]))
 _Static_assert(sizeof(struct vmx_saved_state) <= VCPU_ARCH_STATE_MAX, "VMX saved state");

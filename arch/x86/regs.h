@@ -54,13 +54,14 @@
 /* Bits 63:22, 15, 5 and 3 are reserved (zero); bit 1 reads as one. */
 #define RFLAGS_RESERVED (~0x3fffffull | (1ull << 15) | (1ull << 5) | (1ull << 3))
 
-/* Exception vectors sprig raises in guests. */
+/* Exception vectors sprig raises in guests or checks by name. */
 #define X86_VEC_DB 1
 #define X86_VEC_NMI 2
 #define X86_VEC_BP 3
 #define X86_VEC_OF 4
 #define X86_VEC_UD 6
 #define X86_VEC_GP 13
+#define X86_VEC_MC 18
 
 /* Whether an exception pushes an error code (in protected mode; real mode
  * never does): #DF, #TS, #NP, #SS, #GP, #PF, #AC, #CP. */
@@ -80,7 +81,7 @@ static inline bool x86_vector_has_error_code(unsigned vector)
 static inline bool x86_vector_is_fault(unsigned vector)
 {
 	return vector < 32 && !((1u << X86_VEC_DB | 1u << X86_VEC_NMI | 1u << X86_VEC_BP |
-				 1u << X86_VEC_OF | 1u << 8 /* #DF */ | 1u << 18 /* #MC */) >>
+				 1u << X86_VEC_OF | 1u << 8 /* #DF */ | 1u << X86_VEC_MC) >>
 				vector & 1);
 }
 

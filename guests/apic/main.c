@@ -15,6 +15,9 @@
  *                reported in info: lines, not judged)
  *   verbose=1    every timer firing's lateness as an info line
  *   probe=1      info lines with what a few unclaimed addresses read
+ *   snapshot=1   under sprig, nmi-nested stops at HC_SNAPSHOT_POINT inside
+ *                the first NMI's handler, the second NMI pending: a restored
+ *                vCPU must still block NMIs until the handler's IRET
  *
  * Checks, in order:
  *   apic-base, apic-version, apic-relocate
@@ -39,6 +42,7 @@
 #include "guests/rt/report.h"
 #include "guests/rt/rt.h"
 #include "guests/rt/tsc.h"
+#include "virt/hypercall.h"
 
 /* ------------------------------------------------------------------ */
 /* The local APIC */
@@ -867,6 +871,7 @@ enum { NESTED_OFF, NESTED_ARMED, NESTED_FIRST, NESTED_DONE };
 static volatile int nested_state;
 static volatile uint64_t nested_rip[2];
 static volatile bool nested_early;	/* the second came inside the first handler */
+static bool nested_snapshot;		/* snapshot=1 */
 
 static void nested_nmi(struct frame *f)
 {
@@ -878,6 +883,8 @@ static void nested_nmi(struct frame *f)
 		nested_rip[0] = f->rip;
 		n = nmi_count;
 		apic_icr(apic_id(), ICR_ASSERT | ICR_NMI);
+		if (nested_snapshot)
+			hypercall(HC_SNAPSHOT_POINT, 0, 0, 0, 0);
 		sti();
 		delay_us(10000);
 		nested_early = nmi_count != n;
@@ -1705,6 +1712,7 @@ int main(const struct mb1_info *mbi)
 	parse_only(mbi);
 	verbose = arg_ulong(mbi, "verbose", 0) != 0;
 	late_max_us = (int64_t)arg_ulong(mbi, "late_us", 100);
+	nested_snapshot = arg_ulong(mbi, "snapshot", 0) && under_sprig();
 	if (arg_ulong(mbi, "probe", 0)) {
 		static const uint64_t at[] = { 0xd0000000, 0xc0000000, 0x10000000, 0xe0000000,
 					       0xf0000000, 0xfd000000, 0xfe000000, 0xfec01000,

@@ -196,6 +196,27 @@ def check_nmi_window(check, prefix, m, timeout):
           (exits, NMI_NESTED_WINDOW_EXITS_MAX, out))
 
 
+def check_nmi_snapshot(check, prefix, m, timeout):
+    """nmi-nested stopped inside the first NMI's handler with the second
+    pending (argument snapshot=1), snapshotted, destroyed and restored: the
+    restored vCPU still blocks NMIs until the handler's IRET, and the second
+    comes right then (the blocking is saved with the vCPU)."""
+    m.command("vm destroy nmi", timeout=timeout)
+    m.command("vm create nmis apic -- only=nmi-nested late_us=0 snapshot=1", timeout=timeout)
+    out = m.command("vm run nmis timeout=120", timeout=timeout + 120)
+    check(prefix + "/nmi-nested-paused-in-handler", "vm nmis stopped: snapshot point" in out,
+          out[-3000:])
+    out = m.command("vm snapshot nmis inh", timeout=timeout)
+    check(prefix + "/nmi-nested-snapshot", "vm nmis snapshot: image 'inh'" in out, out)
+    m.command("vm destroy nmis", timeout=timeout)
+    out = m.command("vm create nmis restore=inh", timeout=timeout)
+    out = m.command("vm run nmis timeout=120", timeout=timeout + 120)
+    check(prefix + "/nmi-nested-through-snapshot", "[nmis] PASS: nmi-nested" in out and
+          "vm nmis exited: status 0" in out, out[-3000:])
+    m.command("vm destroy nmis", timeout=timeout)
+    m.command("vm image-free inh", timeout=timeout)
+
+
 def apic_sprig_svm(check):
     bare_runs()
     m = Machine(make_iso("apic-svm", "", [os.path.join(GUESTS_DIR, "apic.elf")]))
@@ -207,6 +228,7 @@ def apic_sprig_svm(check):
         compare_with_bare(check, "svm", out, "qemu")
         check_stats(check, "svm", m.command("stats apic"))
         check_nmi_window(check, "svm", m, 60)
+        check_nmi_snapshot(check, "svm", m, 60)
     finally:
         m.close()
 
@@ -224,6 +246,7 @@ def sprig_under_bochs(check, prefix, model):
         compare_with_bare(check, prefix, out, "bochs")
         check_stats(check, prefix, m.command("stats apic", timeout=60))
         check_nmi_window(check, prefix, m, 60)
+        check_nmi_snapshot(check, prefix, m, 60)
     finally:
         m.close()
 

@@ -42,14 +42,15 @@ static const struct vmx_state_limits vmx_lim = {
 static bool svm_check(const void *arch, size_t len, const struct vcpu_regs *regs, char *err,
 		      size_t errlen)
 {
-	struct vmcb_save s;
+	struct svm_saved_state s;
 
 	if (len != sizeof(s))
 		return false;
 	memcpy(&s, arch, sizeof(s));
 	if (!svm_saved_state_check(&s, regs, &svm_lim, err, errlen))
 		return false;
-	FUZZ_ASSERT(!(s.cr0 >> 32) && !(s.dr7 >> 32) && x86_pat_valid(s.g_pat));
+	FUZZ_ASSERT(!(s.save.cr0 >> 32) && !(s.save.dr7 >> 32) && x86_pat_valid(s.save.g_pat));
+	FUZZ_ASSERT(s.nmi_masked <= 1 && !(s.int_state & ~INT_STATE_SHADOW));
 	FUZZ_ASSERT(!(regs->rflags & RFLAGS_RESERVED));
 	return true;
 }

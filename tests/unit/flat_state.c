@@ -5,12 +5,13 @@
 #include "virt/msr_policy.h"
 #include <string.h>
 
-void flat_svm_state(struct vmcb_save *s)
+void flat_svm_state(struct svm_saved_state *st)
 {
 	const struct vmcb_segment code = { 0x08, 0xc9b, 0xffffffff, 0 };
 	const struct vmcb_segment data = { 0x10, 0xc93, 0xffffffff, 0 };
+	struct vmcb_save *s = &st->save;
 
-	memset(s, 0, sizeof(*s));
+	memset(st, 0, sizeof(*st));
 	s->cs = code;
 	s->ds = s->es = s->fs = s->gs = s->ss = data;
 	s->tr.attrib = 0x8b;
@@ -52,8 +53,8 @@ void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_
 	memset(st, 0, sizeof(*st));
 	strncpy(st->backend, backend, sizeof(st->backend) - 1);
 	if (strcmp(backend, "svm") == 0) {
-		flat_svm_state((struct vmcb_save *)st->arch);
-		st->arch_bytes = sizeof(struct vmcb_save);
+		flat_svm_state((struct svm_saved_state *)st->arch);
+		st->arch_bytes = sizeof(struct svm_saved_state);
 	} else {
 		flat_vmx_state((struct vmx_saved_state *)st->arch);
 		st->arch_bytes = sizeof(struct vmx_saved_state);

@@ -4,7 +4,7 @@
  * the fuzz target and mksnap (tests/e2e) break one field of. */
 #pragma once
 #include "arch/x86/msr.h"
-#include "svm/vmcb.h"
+#include "svm/saved_state.h"
 #include "virt/vcpu_state.h"
 #include "vmx/saved_state.h"
 #include "virt/state_check.h"
@@ -17,7 +17,7 @@
 #include "dev/rtc.h"
 #include "dev/uart16550.h"
 
-void flat_svm_state(struct vmcb_save *s);
+void flat_svm_state(struct svm_saved_state *st);
 /* With CR0.NE and CR4.VMXE, which VMX fixes to one. */
 void flat_vmx_state(struct vmx_saved_state *s);
 /* backend "svm" or "vmx"; xsave_bytes the FPU area's size, initial state.

@@ -8,6 +8,7 @@
 #include "lib/print.h"
 #include "svm/saved_state.h"
 #include "virt/state_check.h"
+#include "vmx/vmcs.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,7 @@ static const struct fpu_limits fpu_lim = {
 
 static char err[160];
 
-static bool svm_ok(const struct vmcb_save *s, const struct vcpu_regs *r)
+static bool svm_ok(const struct svm_saved_state *s, const struct vcpu_regs *r)
 {
 	err[0] = 0;
 	return svm_saved_state_check(s, r, &svm_lim, err, sizeof(err));
@@ -48,22 +49,32 @@ static const struct vcpu_regs flat_regs = { .rip = 0x100000, .rflags = RFLAGS_FI
 
 TEST(svm_state_flat_and_long_mode_pass)
 {
-	struct vmcb_save s;
+	struct svm_saved_state s;
 	struct vcpu_regs r = flat_regs;
 
 	flat_svm_state(&s);
 	CHECK(svm_ok(&s, &r));
-	s.cr0 |= CR0_PG;
-	s.cr4 |= CR4_PAE;
-	s.efer |= EFER_LME | EFER_LMA;
-	s.cs.attrib = 0xa9b; /* L */
+	s.save.cr0 |= CR0_PG;
+	s.save.cr4 |= CR4_PAE;
+	s.save.efer |= EFER_LME | EFER_LMA;
+	s.save.cs.attrib = 0xa9b; /* L */
 	r.rip = 0xffffffff80001000ull;
+	CHECK(svm_ok(&s, &r));
+	/* Paused with an event on its way in, in a shadow, in an NMI handler. */
+	s.event_inject = 0x30 | EVENT_INJECT_INTR | EVENT_INJECT_VALID;
+	s.int_state = INT_STATE_SHADOW;
+	s.nmi_masked = 1;
+	CHECK(svm_ok(&s, &r));
+	s.event_inject = 14 | EVENT_INJECT_EXCEPTION | EVENT_INJECT_ERROR_VALID |
+			 EVENT_INJECT_VALID | 6ull << 32;
 	CHECK(svm_ok(&s, &r));
 }
 
 /* Case i: break one field; its reason; NULL past the last. */
-static const char *break_svm(unsigned i, struct vmcb_save *s, struct vcpu_regs *r)
+static const char *break_svm(unsigned i, struct svm_saved_state *st, struct vcpu_regs *r)
 {
+	struct vmcb_save *s = &st->save;
+
 	switch (i) {
 	case 0: s->cr0 |= CR0_NW; return "CR0.NW set without CR0.CD";
 	case 1: s->cr0 |= 1ull << 32; return "CR0 bits 63:32";
@@ -84,6 +95,15 @@ static const char *break_svm(unsigned i, struct vmcb_save *s, struct vcpu_regs *
 	case 16: s->lstar = 0x8000000000000000ull; return "non-canonical";
 	case 17: s->idtr.limit = 0x10000; return "GDTR or IDTR limit";
 	case 18: s->cpl = 4; return "CPL above 3";
+	case 19: st->int_state = 2; return "interrupt state bits beside the shadow";
+	case 20: st->nmi_masked = 2; return "NMI mask neither 0 nor 1";
+	case 21: st->event_inject = 0x30; return "EVENTINJ bits without its valid bit";
+	case 22: st->event_inject = EVENT_INJECT_VALID | 1u << 20; return "reserved EVENTINJ bits";
+	case 23: st->event_inject = EVENT_INJECT_VALID | 5u << 8; return "a reserved EVENTINJ type";
+	case 24: st->event_inject = EVENT_INJECT_VALID | EVENT_INJECT_NMI | 3; return "an NMI not on vector 2";
+	case 25: st->event_inject = EVENT_INJECT_VALID | EVENT_INJECT_EXCEPTION | 2; return "an exception on vector 2";
+	case 26: st->event_inject = EVENT_INJECT_VALID | EVENT_INJECT_INTR | EVENT_INJECT_ERROR_VALID | 0x30; return "an error code on an event that has none";
+	case 27: st->event_inject = EVENT_INJECT_VALID | EVENT_INJECT_EXCEPTION | 6 | 1ull << 32; return "an error code on an event that has none";
 	}
 	(void)r;
 	return NULL;
@@ -94,7 +114,7 @@ TEST(svm_state_each_broken_field_refused)
 	const char *reason;
 
 	for (unsigned i = 0;; i++) {
-		struct vmcb_save s;
+		struct svm_saved_state s;
 		struct vcpu_regs r = flat_regs;
 
 		flat_svm_state(&s);
@@ -141,6 +161,23 @@ TEST(vmx_state_flat_real_and_long_mode_pass)
 	flat_vmx_state(&s);
 	s.interruptibility = 1;
 	r.rflags |= RFLAGS_IF;
+	CHECK(vmx_ok(&s, &r));
+	/* Paused with an event on its way in: an interrupt, a #PF with its
+	 * error code, an NMI, a requeued INT n; an old one without its valid bit. */
+	r = flat_regs;
+	r.rflags |= RFLAGS_IF;
+	flat_vmx_state(&s);
+	s.entry_intr_info = INTR_INFO_VALID | 0x30;
+	CHECK(vmx_ok(&s, &r));
+	s.entry_intr_info = INTR_INFO_VALID | INTR_INFO_DELIVER_CODE | 3u << 8 | 14;
+	s.entry_error_code = 6;
+	CHECK(vmx_ok(&s, &r));
+	s.entry_intr_info = INTR_INFO_VALID | 2u << 8 | 2;
+	CHECK(vmx_ok(&s, &r));
+	s.entry_intr_info = INTR_INFO_VALID | 4u << 8 | 0x80;
+	s.entry_insn_len = 2;
+	CHECK(vmx_ok(&s, &r));
+	s.entry_intr_info = 0x12345;
 	CHECK(vmx_ok(&s, &r));
 }
 
@@ -190,6 +227,20 @@ static const char *break_vmx(unsigned i, struct vmx_saved_state *s, struct vcpu_
 	case 39: s->pending_dbg = 1u << 5; return "reserved pending-debug";
 	case 40: s->interruptibility = 2; s->pending_dbg = 1u << 14; return "pending single step";
 	case 41: s->cr0 |= CR0_PG; s->cr4 |= CR4_PAE; s->pdpte[2] = 0x3; return "a present PDPTE with reserved bits";
+	case 42: s->entry_intr_info = INTR_INFO_VALID | 1u << 20; r->rflags |= RFLAGS_IF; return "reserved event-injection bits";
+	case 43: s->entry_intr_info = INTR_INFO_VALID | 1u << 8; return "an event type sprig never injects";
+	case 44: s->entry_intr_info = INTR_INFO_VALID | 2u << 8 | 3; return "an NMI not on vector 2";
+	case 45: s->entry_intr_info = INTR_INFO_VALID | 3u << 8 | 32; return "a hardware exception above vector 31";
+	case 46: s->entry_intr_info = INTR_INFO_VALID | 3u << 8 | 13; return "none where it has one";
+	case 47: s->entry_intr_info = INTR_INFO_VALID | INTR_INFO_DELIVER_CODE | 3u << 8 | 6; return "an error code where the event has none";
+	case 48: s->entry_intr_info = INTR_INFO_VALID | INTR_INFO_DELIVER_CODE | 3u << 8 | 13; s->entry_error_code = 1u << 16; return "error code bits 31:16";
+	case 49: s->entry_intr_info = INTR_INFO_VALID | 4u << 8 | 0x80; return "instruction length outside 1-15";
+	case 50: s->entry_intr_info = INTR_INFO_VALID | 0x30; return "an external interrupt the guest blocks";
+	case 51: s->entry_intr_info = INTR_INFO_VALID | 0x30; s->interruptibility = 2; r->rflags |= RFLAGS_IF; return "an external interrupt the guest blocks";
+	case 52: s->entry_intr_info = INTR_INFO_VALID | 2u << 8 | 2; s->interruptibility = 8; return "an NMI the guest blocks";
+	case 53: s->entry_intr_info = INTR_INFO_VALID | INTR_INFO_DELIVER_CODE | 3u << 8 | 13; s->activity = 1; return "an event HLT activity cannot take";
+	case 54: s->entry_intr_info = INTR_INFO_VALID | 0x30; s->activity = 2; r->rflags |= RFLAGS_IF; return "an event shutdown activity cannot take";
+	case 55: s->entry_intr_info = INTR_INFO_VALID | 2u << 8 | 2; s->activity = 3; return "an event in wait-for-SIPI activity";
 	}
 	(void)r;
 	return NULL;
@@ -216,14 +267,14 @@ TEST(vmx_state_each_broken_field_refused)
 static bool svm_arch_check(const void *arch, size_t len, const struct vcpu_regs *regs, char *e,
 			   size_t elen)
 {
-	struct vmcb_save save;
+	struct svm_saved_state st;
 
-	if (len != sizeof(save)) {
+	if (len != sizeof(st)) {
 		ksnprintf(e, elen, "SVM state of %zu bytes", len);
 		return false;
 	}
-	memcpy(&save, arch, sizeof(save));
-	return svm_saved_state_check(&save, regs, &svm_lim, e, elen);
+	memcpy(&st, arch, sizeof(st));
+	return svm_saved_state_check(&st, regs, &svm_lim, e, elen);
 }
 
 static const struct record_limits rec_lim = {
@@ -446,7 +497,7 @@ TEST(vm_state_records)
 		if (!strstr(err, reason)) fprintf(stderr, "  '%s' lacks '%s'\n", err, reason);      \
 		CHECK(strstr(err, reason) != NULL); } while (0)
 	REFUSED(cpu0->id = 999, "unknown record id 999");
-	REFUSED(cpu0->version = 7, "record cpu 0: version 7, this sprig reads 1");
+	REFUSED(cpu0->version = 7, "record cpu 0: version 7, this sprig reads 2");
 	REFUSED(first->version = 0, "record vm: version 0");
 	REFUSED(cpu0->length -= 8, "record cpu 0: ");
 	REFUSED(cpu0->length = 0xfffffff0u, "run past the");
