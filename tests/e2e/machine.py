@@ -127,10 +127,25 @@ class Console:
                 return out
             left = deadline - time.time()
             if left <= 0:
-                raise Timeout("no %r within %ss; console tail:\n%s%s" %
-                              (text, timeout, self.log[-1500:], self.hang_report()))
+                raise Timeout("no %r within %ss; console tail:\n%s%s%s" %
+                              (text, timeout, self.log[-1500:], self.oops_head(),
+                               self.hang_report()))
             if self._read(min(left, 1.0)) is None:
                 raise Timeout("emulator exited before %r; console tail:\n%s" % (text, self.log[-1500:]))
+
+    # A Linux guest's report of its own trouble: its first lines say what
+    # happened, which the tail of a panic no longer shows.
+    OOPS = re.compile(r"\] (BUG:|Oops|WARNING:|general protection|double fault|"
+                      r"Kernel panic|rcu: INFO)")
+
+    def oops_head(self):
+        """The first 3000 characters from a guest's first oops line since
+        the last expect, if there was one."""
+        r = self.OOPS.search(self.log, self.pos)
+        if not r:
+            return ""
+        start = self.log.rfind("\n", 0, r.start()) + 1
+        return "\nthe guest's first trouble:\n" + self.log[start:start + 3000]
 
     def hang_report(self):
         """What the emulator can tell of its CPUs when sprig stops answering."""
@@ -173,6 +188,20 @@ class Machine(Console):
         if not r:
             return None
         return os.read(self.proc.stdout.fileno(), 65536)
+
+    # A Linux guest's report of its own trouble: its first lines say what
+    # happened, which the tail of a panic no longer shows.
+    OOPS = re.compile(r"\] (BUG:|Oops|WARNING:|general protection|double fault|"
+                      r"Kernel panic|rcu: INFO)")
+
+    def oops_head(self):
+        """The first 3000 characters from a guest's first oops line since
+        the last expect, if there was one."""
+        r = self.OOPS.search(self.log, self.pos)
+        if not r:
+            return ""
+        start = self.log.rfind("\n", 0, r.start()) + 1
+        return "\nthe guest's first trouble:\n" + self.log[start:start + 3000]
 
     def hang_report(self):
         """Each CPU's RIP and frames, and the console CPU's local APIC (its
