@@ -87,6 +87,16 @@ void svm_step_trap(struct vcpu *v)
 					     EVENT_INJECT_VALID;
 }
 
+/* SVM has no pending-debug-exceptions field: DR6 as the trap leaves it (as
+ * KVM's #DB payload: B0-B3 cleared, BS set), and the #DB injected. */
+void svm_single_step_trap(struct vcpu *v)
+{
+	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
+
+	vmcb->save.dr6 = (vmcb->save.dr6 & ~DR6_B0_B3) | DR6_BS;
+	vmcb->control.event_inject = X86_VEC_DB | EVENT_INJECT_EXCEPTION | EVENT_INJECT_VALID;
+}
+
 /* An event the exit interrupted on its way into the guest (a nested page
  * fault on the guest's IDT or stack, say) is delivered again at the next
  * entry. A software interrupt, INT3 or INTO is not: RIP still points at the

@@ -21,6 +21,8 @@ void svm_complete_events(struct vcpu *v);
 /* Exits: the IRET intercept, and the single step's #DB. */
 void svm_iret_exit(struct svm_vcpu *sv);
 void svm_step_trap(struct vcpu *v);
+/* The backend's single_step_trap. */
+void svm_single_step_trap(struct vcpu *v);
 /* The event delivery the exit interrupted (EXITINTINFO): into e->vectoring
  * and e->vector, and queued again (e->requeued) when it is to be. */
 void svm_requeue_interrupted_event(struct vmcb_control *c, struct vexit *e);

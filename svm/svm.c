@@ -224,6 +224,7 @@ static const struct virt_backend svm_backend = {
 	.msr_read = svm_msr_read,
 	.msr_write = svm_msr_write,
 	.inject_exception = svm_inject_exception,
+	.single_step_trap = svm_single_step_trap,
 	.guest_cpl = svm_guest_cpl,
 	.guest_mode = svm_guest_mode,
 	.irq_allowed = svm_irq_allowed,

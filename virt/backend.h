@@ -143,6 +143,10 @@ struct virt_backend {
 	/* Raise exception vector (arch/x86/regs.h X86_VEC_*) at the next entry,
 	 * with error code 0 where the vector and the mode push one. */
 	void (*inject_exception)(struct vcpu *v, unsigned vector);
+	/* An instruction virt/ completed for the guest (skipped or emulated)
+	 * began with RFLAGS.TF set: the single-step trap it owes, #DB with
+	 * DR6.BS, before the guest's next instruction (SDM vol. 3B 17.3.1.4). */
+	void (*single_step_trap)(struct vcpu *v);
 	/* The guest's current privilege level. */
 	unsigned (*guest_cpl)(struct vcpu *v);
 	/* Control registers, code width and segment bases, for instruction

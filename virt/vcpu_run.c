@@ -285,6 +285,7 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 	while (vm_running(vm) && rdtsc() < end) {
 		/* The guest's clock, once for the timers of this round. */
 		uint64_t now = guest_tsc(v);
+		uint64_t rip;
 		bool ready, entered;
 
 		vm_lock(vm);
@@ -312,8 +313,12 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 		v->stats.exits++;
 		v->stats.exits_by_kind[e.kind]++;
 		v->stats.events_requeued += e.requeued;
+		rip = v->regs.rip;
 		if (handle_exit(v, &e))
 			v->regs.rip += e.insn_len;
+		/* A trap flag the guest set steps what sprig ran for it too. */
+		if ((v->regs.rflags & RFLAGS_TF) && v->regs.rip != rip)
+			backend->single_step_trap(v);
 		if (vm->observer && vm->observer->on_exit && vm_running(vm))
 			vm->observer->on_exit(vm, &e, vm->observer_ctx);
 		if (e.kind == VEXIT_INTR)

@@ -72,6 +72,14 @@ void vmx_inject_nmi(struct vcpu *v)
 						 (INTR_TYPE_NMI << INTR_INFO_TYPE_SHIFT) | X86_VEC_NMI);
 }
 
+/* The pending-debug-exceptions field's BS: the CPU delivers the trap after
+ * the entry, DR6 as a real single step leaves it (SDM vol. 3C 28.7.3). */
+void vmx_single_step_trap(struct vcpu *v)
+{
+	if (vmcs_make_current(v->arch))
+		vmcs_write(VMCS_GUEST_PENDING_DBG, vmcs_read(VMCS_GUEST_PENDING_DBG) | PENDING_DBG_BS);
+}
+
 /* Called before every entry: the controls are written only when the wanted
  * windows change (a->windows mirrors what the VMCS holds). */
 void vmx_event_window(struct vcpu *v, bool irq, bool nmi)

@@ -11,6 +11,7 @@ bool vmx_nmi_allowed(struct vcpu *v);
 bool vmx_nmi_masked(struct vcpu *v);
 void vmx_inject_nmi(struct vcpu *v);
 void vmx_event_window(struct vcpu *v, bool irq, bool nmi);
+void vmx_single_step_trap(struct vcpu *v);
 /* After an exit: the event delivery it interrupted (e->vectoring,
  * e->vector), queued again (e->requeued), and the guest's NMI blocking as
  * that delivery or an interrupted IRET left it. */

@@ -24,7 +24,6 @@
 
 #define DEBUGCTL_ALLOWED 0xffc3ull /* LBR, BTF, bits 15:6 */
 #define PENDING_DBG_RESERVED (~0x1500full) /* B3-B0, enabled BP, BS, RTM */
-#define PENDING_DBG_BS (1ull << 14)
 #define DEBUGCTL_BTF (1ull << 1)
 #define BLOCK_STI (1ull << 0)
 #define BLOCK_MOVSS (1ull << 1)

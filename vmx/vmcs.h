@@ -124,6 +124,8 @@
 #define INTR_TYPE_SW_EXCEPTION 6u
 #define INTR_INFO_DELIVER_CODE (1u << 11)
 #define INTR_INFO_VALID (1u << 31)
+/* Guest pending debug exceptions: BS, a single-step trap. */
+#define PENDING_DBG_BS (1ull << 14)
 
 /* Exit reason: bits 15:0 the basic reason, bit 31 a VM-entry failure. */
 #define EXIT_REASON_BASIC_MASK 0xffffu

@@ -425,6 +425,7 @@ static const struct virt_backend vmx_backend = {
 	.msr_read = vmx_msr_read,
 	.msr_write = vmx_msr_write,
 	.inject_exception = vmx_inject_exception,
+	.single_step_trap = vmx_single_step_trap,
 	.guest_cpl = vmx_guest_cpl,
 	.guest_mode = vmx_guest_mode,
 	.irq_allowed = vmx_irq_allowed,

@@ -24,7 +24,7 @@
  *   timer-oneshot, timer-periodic, timer-deadline
  *   self-ipi, self-ipi-dest, irq-fresh-stack (delivery onto an untouched page)
  *   eoi-isr-nesting, tpr-masking, tpr-cr8
- *   nmi, nmi-nested
+ *   nmi, nmi-nested, single-step-emulated
  *   irq-window-sti, irq-window-sti-hlt, irq-window-sti-exit,
  *   irq-window-sti-mmio, irq-window-popf, irq-window-movss
  *   mmio-* (one per instruction form against the timer's initial count
@@ -148,6 +148,12 @@ static volatile uint64_t db_rip;
 
 static void nested_nmi(struct frame *f);
 
+/* single-step-emulated: while on, each #DB's RIP, TF kept. */
+#define SS_STEPS 6
+static volatile bool ss_on;
+static volatile unsigned int ss_count;
+static volatile uint64_t ss_rip[SS_STEPS];
+
 static void apic_dispatch(struct frame *f)
 {
 	unsigned int v = (unsigned int)f->vector;
@@ -155,6 +161,12 @@ static void apic_dispatch(struct frame *f)
 	if (v == 2) {
 		nmi_count++;
 		nested_nmi(f);
+		return;
+	}
+	if (v == 1 && ss_on) {
+		if (ss_count < SS_STEPS)
+			ss_rip[ss_count] = f->rip;
+		ss_count++;
 		return;
 	}
 	if (v == 1 && (f->rflags & RFLAGS_TF)) {
@@ -894,6 +906,68 @@ static void nested_nmi(struct frame *f)
 		nested_rip[1] = f->rip;
 		break;
 	}
+}
+
+/* single-step-emulated, as kvm-unit-tests' debug "Single-step #DB on
+ * emulated instructions": with TF set, CPUID, an IN from COM1's line status
+ * and a read of the APIC's version register (instructions a hypervisor
+ * runs for the guest: exits, and MMIO emulation) each end in a
+ * single-step #DB, as do the PUSH and the POPF that clears TF. */
+extern char ss_after_cpuid[], ss_after_mov[], ss_after_in[], ss_after_mmio[], ss_after_push[], ss_after_popf[];
+
+__attribute__((noinline, noclone)) static void ss_run(volatile uint32_t *apic_version)
+{
+	asm volatile("pushfq\n\t"
+		     "pop %%r8\n\t"
+		     "or $0x100, %%r8\n\t"
+		     "push %%r8\n\t"
+		     "and $~0x100, %%r8\n\t"
+		     "xor %%eax, %%eax\n\t"
+		     "xor %%ecx, %%ecx\n\t"
+		     "popfq\n\t"
+		     "cpuid\n"
+		     "ss_after_cpuid:\n\t"
+		     "mov $0x3fd, %%edx\n"
+		     "ss_after_mov:\n\t"
+		     "inb %%dx, %%al\n"
+		     "ss_after_in:\n\t"
+		     "mov (%0), %%eax\n"
+		     "ss_after_mmio:\n\t"
+		     "push %%r8\n"
+		     "ss_after_push:\n\t"
+		     "popfq\n"
+		     "ss_after_popf:\n\t"
+		     "nop" :: "r"(apic_version) : "rax", "rbx", "rcx", "rdx", "r8", "memory", "cc");
+}
+
+static void check_single_step(void)
+{
+	const char *name = "single-step-emulated";
+	const char *const at[SS_STEPS] = { ss_after_cpuid, ss_after_mov, ss_after_in,
+					   ss_after_mmio, ss_after_push, ss_after_popf };
+	const char *const what[SS_STEPS] = { "CPUID", "MOV", "IN", "the APIC read", "PUSH",
+					     "POPF" };
+
+	if (!wanted(name))
+		return;
+	if (x2apic_mode) {
+		skip(name, "the APIC is in x2APIC mode: no MMIO to read");
+		return;
+	}
+	ss_count = 0;
+	ss_on = true;
+	ss_run((volatile uint32_t *)(apic_base + APIC_VERSION));
+	ss_on = false;
+	for (unsigned int i = 0; i < SS_STEPS; i++)
+		if (i >= ss_count || ss_rip[i] != (uint64_t)at[i]) {
+			fail(name, "#DB %u (after %s) at RIP 0x%lx, expected 0x%lx; %u #DBs in all", i,
+			     what[i], i < ss_count ? ss_rip[i] : 0, (uint64_t)at[i], ss_count);
+			return;
+		}
+	if (ss_count != SS_STEPS)
+		fail(name, "%u #DBs, expected %u", ss_count, SS_STEPS);
+	else
+		pass(name);
 }
 
 static void check_nmi_nested(void)
@@ -1762,6 +1836,7 @@ int main(const struct mb1_info *mbi)
 	check_tpr();
 	check_nmi();
 	check_nmi_nested();
+	check_single_step();
 	check_windows();
 	check_mmio_forms();
 	check_paging_modes();

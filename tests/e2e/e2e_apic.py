@@ -49,7 +49,7 @@ ALL_CHECKS = [
     "apic-base", "apic-version", "apic-relocate",
     "timer-oneshot", "timer-periodic", "timer-deadline",
     "self-ipi", "self-ipi-dest", "irq-fresh-stack",
-    "eoi-isr-nesting", "tpr-masking", "tpr-cr8", "nmi", "nmi-nested",
+    "eoi-isr-nesting", "tpr-masking", "tpr-cr8", "nmi", "nmi-nested", "single-step-emulated",
     "irq-window-sti", "irq-window-sti-hlt", "irq-window-sti-exit", "irq-window-sti-mmio",
     "irq-window-popf", "irq-window-movss",
 ] + MMIO_FORMS + [
