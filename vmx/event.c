@@ -21,9 +21,12 @@ static uint32_t blocking(struct vcpu *v)
 	return b;
 }
 
+/* An event for the entry, or a single-step trap pending after it (which
+ * comes before an interrupt or NMI, as a trap of the previous instruction). */
 static bool event_queued(void)
 {
-	return vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID;
+	return (vmcs_read(VMCS_ENTRY_INTR_INFO) & INTR_INFO_VALID) ||
+	       (vmcs_read(VMCS_GUEST_PENDING_DBG) & PENDING_DBG_BS);
 }
 
 bool vmx_irq_allowed(struct vcpu *v)
