@@ -15,6 +15,8 @@
  *                reported in info: lines, not judged)
  *   verbose=1    every timer firing's lateness as an info line
  *   probe=1      info lines with what a few unclaimed addresses read
+ *   no_step=1    single-step-emulated is not run (SKIP): on Bochs's SVM the
+ *                trap of a stepped instruction that exits reaches the host
  *   snapshot=1   under sprig, nmi-nested stops at HC_SNAPSHOT_POINT inside
  *                the first NMI's handler, the second NMI pending: a restored
  *                vCPU must still block NMIs until the handler's IRET
@@ -153,6 +155,7 @@ static void nested_nmi(struct frame *f);
 static volatile bool ss_on;
 static volatile unsigned int ss_count;
 static volatile uint64_t ss_rip[SS_STEPS];
+static bool ss_skip; /* no_step=1 */
 
 static void apic_dispatch(struct frame *f)
 {
@@ -950,6 +953,10 @@ static void check_single_step(void)
 
 	if (!wanted(name))
 		return;
+	if (ss_skip) {
+		skip(name, "no_step=1");
+		return;
+	}
 	if (x2apic_mode) {
 		skip(name, "the APIC is in x2APIC mode: no MMIO to read");
 		return;
@@ -1787,6 +1794,7 @@ int main(const struct mb1_info *mbi)
 	verbose = arg_ulong(mbi, "verbose", 0) != 0;
 	late_max_us = (int64_t)arg_ulong(mbi, "late_us", 100);
 	nested_snapshot = arg_ulong(mbi, "snapshot", 0) && under_sprig();
+	ss_skip = arg_ulong(mbi, "no_step", 0) != 0;
 	if (arg_ulong(mbi, "probe", 0)) {
 		static const uint64_t at[] = { 0xd0000000, 0xc0000000, 0x10000000, 0xe0000000,
 					       0xf0000000, 0xfd000000, 0xfe000000, 0xfec01000,

@@ -136,11 +136,12 @@ def apic_bare(check):
 HOST_FEATURE_CHECKS = {"mmio-paging-5level"}
 
 
-def compare_with_bare(check, prefix, out, host, vm="apic"):
+def compare_with_bare(check, prefix, out, host, vm="apic", skipped=()):
     """sprig's run of the guest against both bare runs: a check that passed
     bare anywhere must pass (but for a host feature that the machine sprig
-    runs on, `host`, lacks: the same skip as bare there); nothing may fail;
-    the exit status is 0."""
+    runs on, `host`, lacks: the same skip as bare there; and the checks in
+    `skipped`, which the run was told not to make); nothing may fail; the
+    exit status is 0."""
     runs = bare_runs()
     under = results(guest_lines(out, vm))
     check(prefix + "/apic-exit-status-0", "vm %s exited: status 0" % vm in out, out[-3000:])
@@ -150,6 +151,10 @@ def compare_with_bare(check, prefix, out, host, vm="apic"):
     check(prefix + "/apic-no-fail", not fails, "%r" % fails)
     for name in ALL_CHECKS:
         passed_bare = [m for m in ("qemu", "bochs") if results(runs[m][1]).get(name, ("",))[0] == "PASS"]
+        if name in skipped:
+            check("%s/apic-%s-skipped-as-asked" % (prefix, name),
+                  under.get(name, ("missing",))[0] == "SKIP", str(under.get(name)))
+            continue
         if passed_bare:
             got = under.get(name, ("missing", ""))
             host_skip = results(runs[host][1]).get(name)
@@ -233,20 +238,29 @@ def apic_sprig_svm(check):
         m.close()
 
 
+# Bochs's SVM lets the single-step trap of a guest instruction that exits
+# reach sprig (docs/design-notes.md): the ryzen run leaves single-step and
+# the snapshot inside an NMI handler (whose stepped IRET may fault) to QEMU.
+BOCHS_SVM_ARGS = "no_step=1"
+BOCHS_SVM_SKIPPED = ("single-step-emulated",)
+
+
 def sprig_under_bochs(check, prefix, model):
+    svm = model == "ryzen"
+    args = " ".join(a for a in (BOCHS_ARGS, BOCHS_SVM_ARGS if svm else "") if a)
     bare_runs()  # before BochsConsole takes the one-Bochs lock
     m = BochsConsole(make_iso("apic-" + prefix, "", [os.path.join(GUESTS_DIR, "apic.elf")]),
                      model=model)
     try:
         m.expect(PROMPT, timeout=240)
-        out = m.command("vm create apic apic" + (" -- " + BOCHS_ARGS if BOCHS_ARGS else ""),
-                        timeout=60)
+        out = m.command("vm create apic apic" + (" -- " + args if args else ""), timeout=60)
         check(prefix + "/apic-created", "vm apic created" in out, out)
         out = m.command("vm run apic timeout=300", timeout=420)
-        compare_with_bare(check, prefix, out, "bochs")
+        compare_with_bare(check, prefix, out, "bochs", skipped=BOCHS_SVM_SKIPPED if svm else ())
         check_stats(check, prefix, m.command("stats apic", timeout=60))
         check_nmi_window(check, prefix, m, 60)
-        check_nmi_snapshot(check, prefix, m, 60)
+        if not svm:
+            check_nmi_snapshot(check, prefix, m, 60)
     finally:
         m.close()
 
