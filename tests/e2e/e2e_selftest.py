@@ -74,7 +74,8 @@ def qemu_selftest(check):
         s = SUMMARY.search(out)
         counts = [int(n) for n in s.groups()] if s else []
         check("selftest-fail/summary", len(counts) == 3 and counts[1] == 1 and counts[2] == 2 and
-              sum(counts) == len(CHECKS), out[-800:])
+              sum(counts) == len(CHECKS),
+              "\n".join(l for l in out.splitlines() if l.startswith("selftest:")))
         m.send("poweroff\r")
         rc = m.wait_exit(timeout=30)
         check("selftest-fail/poweroff-exit-status", rc == 3, "rc=%r" % rc)
