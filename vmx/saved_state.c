@@ -25,11 +25,9 @@
 #define DEBUGCTL_ALLOWED 0xffc3ull /* LBR, BTF, bits 15:6 */
 #define PENDING_DBG_RESERVED (~0x1500full) /* B3-B0, enabled BP, BS, RTM */
 #define DEBUGCTL_BTF (1ull << 1)
-#define BLOCK_STI (1ull << 0)
-#define BLOCK_MOVSS (1ull << 1)
-#define BLOCK_SMI (1ull << 2)
-#define BLOCK_RESERVED (~0xfull) /* and bit 4, enclave interruption, unused */
-#define BLOCK_NMI (1ull << 3)
+/* Interruptibility beside vmcs.h's BLOCKING_BY_STI, _MOV_SS and _NMI. */
+#define BLOCKING_BY_SMI (1ull << 2)
+#define BLOCKING_RESERVED (~0xfull) /* and bit 4, enclave interruption, unused */
 #define ENTRY_INFO_RESERVED 0xffffffff7ffff000ull /* bits 63:32 and 30:12 */
 #define ACTIVITY_ACTIVE 0
 #define ACTIVITY_HLT 1
@@ -236,19 +234,19 @@ static bool check_non_register(const struct vmx_saved_state *s, const struct vcp
 	default:
 		return refuse(c, "unknown activity state", s->activity);
 	}
-	if (block & BLOCK_RESERVED)
+	if (block & BLOCKING_RESERVED)
 		return refuse(c, "reserved interruptibility bits", block);
-	if ((block & BLOCK_STI) && (block & BLOCK_MOVSS))
+	if ((block & BLOCKING_BY_STI) && (block & BLOCKING_BY_MOV_SS))
 		return refuse(c, "blocking by STI and by MOV SS at once", block);
-	if ((block & BLOCK_STI) && !(r->rflags & RFLAGS_IF))
+	if ((block & BLOCKING_BY_STI) && !(r->rflags & RFLAGS_IF))
 		return refuse(c, "blocking by STI with RFLAGS.IF clear", block);
-	if (block & BLOCK_SMI)
+	if (block & BLOCKING_BY_SMI)
 		return refuse(c, "blocking by SMI outside SMM", block);
-	if ((block & (BLOCK_STI | BLOCK_MOVSS)) && s->activity != ACTIVITY_ACTIVE)
+	if ((block & (BLOCKING_BY_STI | BLOCKING_BY_MOV_SS)) && s->activity != ACTIVITY_ACTIVE)
 		return refuse(c, "interrupt blocking in a non-active state", block);
 	if (s->pending_dbg & PENDING_DBG_RESERVED)
 		return refuse(c, "reserved pending-debug-exception bits", s->pending_dbg);
-	if ((block & (BLOCK_STI | BLOCK_MOVSS)) || s->activity == ACTIVITY_HLT) {
+	if ((block & (BLOCKING_BY_STI | BLOCKING_BY_MOV_SS)) || s->activity == ACTIVITY_HLT) {
 		bool single_step = (r->rflags & RFLAGS_TF) && !(s->debugctl & DEBUGCTL_BTF);
 		if (!!(s->pending_dbg & PENDING_DBG_BS) != single_step)
 			return refuse(c, "pending single step disagrees with RFLAGS.TF",
@@ -297,9 +295,10 @@ static bool check_event(const struct vmx_saved_state *s, const struct vcpu_regs 
 		return refuse(c, "a software event's instruction length outside 1-15",
 			      s->entry_insn_len);
 	if (type == INTR_TYPE_EXT_INTR &&
-	    (!(r->rflags & RFLAGS_IF) || (block & (BLOCK_STI | BLOCK_MOVSS))))
+	    (!(r->rflags & RFLAGS_IF) || (block & (BLOCKING_BY_STI | BLOCKING_BY_MOV_SS))))
 		return refuse(c, "an external interrupt the guest blocks", block);
-	if (type == INTR_TYPE_NMI && (block & (BLOCK_STI | BLOCK_MOVSS | BLOCK_NMI)))
+	if (type == INTR_TYPE_NMI &&
+	    (block & (BLOCKING_BY_STI | BLOCKING_BY_MOV_SS | BLOCKING_BY_NMI)))
 		return refuse(c, "an NMI the guest blocks", block);
 	if (s->activity == ACTIVITY_HLT &&
 	    !(type == INTR_TYPE_EXT_INTR || type == INTR_TYPE_NMI ||

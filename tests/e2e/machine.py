@@ -189,20 +189,6 @@ class Machine(Console):
             return None
         return os.read(self.proc.stdout.fileno(), 65536)
 
-    # A Linux guest's report of its own trouble: its first lines say what
-    # happened, which the tail of a panic no longer shows.
-    OOPS = re.compile(r"\] (BUG:|Oops|WARNING:|general protection|double fault|"
-                      r"Kernel panic|rcu: INFO)")
-
-    def oops_head(self):
-        """The first 3000 characters from a guest's first oops line since
-        the last expect, if there was one."""
-        r = self.OOPS.search(self.log, self.pos)
-        if not r:
-            return ""
-        start = self.log.rfind("\n", 0, r.start()) + 1
-        return "\nthe guest's first trouble:\n" + self.log[start:start + 3000]
-
     def hang_report(self):
         """Each CPU's RIP and frames, and the console CPU's local APIC (its
         tick wakes the shell), from QEMU's monitor."""
