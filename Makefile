@@ -41,7 +41,7 @@ HOST_SRCS := $(filter-out lib/string.c,$(wildcard lib/*.c mm/*.c)) \
 	$(wildcard boot/multiboot2.c svm/npt.c vmx/ept.c arch/x86/acpi.c arch/x86/lock.c loader/mb1_loader.c loader/mb1_aout.c loader/mb1_elf.c loader/bzimage_loader.c virt/pvclock.c virt/kvm_pv.c \
 		   virt/msr_policy.c virt/state_check.c virt/state_record.c shell/console_line.c svm/saved_state.c \
 		   vmx/saved_state.c svm/caps.c svm/tlb.c vmx/caps.c vmx/tlb.c dev/lapic.c dev/lapic_timer.c \
-		   dev/lapic_ipi.c dev/lapic_regs.c dev/lapic_state.c virt/insn.c virt/insn_emulate.c virt/guest_walk.c virt/cpuid_policy.c \
+		   dev/lapic_ipi.c dev/lapic_regs.c dev/lapic_state.c $(wildcard virt/insn*.c) virt/guest_walk.c virt/cpuid_policy.c \
 		   dev/ioapic.c dev/pic.c dev/pit.c dev/rtc.c dev/pmtimer.c dev/fwcfg.c \
 		   dev/acpi_tables.c dev/pci.c dev/testdev.c virt/cpu_list.c dev/uart16550.c \
 		   dev/bus.c dev/acpi_pm.c dev/firmware.c dev/guest_mem.c dev/virtqueue.c dev/virtio_pci.c dev/virtio_blk.c \
@@ -168,7 +168,7 @@ FUZZ_SRCS_acpi := arch/x86/acpi.c lib/print.c
 FUZZ_SRCS_parse := lib/parse.c lib/print.c
 FUZZ_SRCS_snapshot := $(STATE_SRCS) svm/saved_state.c vmx/saved_state.c tests/unit/flat_state.c
 FUZZ_SRCS_console := shell/console_line.c lib/parse.c lib/print.c
-FUZZ_SRCS_insn := virt/insn.c virt/insn_emulate.c lib/print.c
+FUZZ_SRCS_insn := $(wildcard virt/insn*.c) lib/print.c
 FUZZ_SRCS_bzimage := loader/bzimage_loader.c lib/print.c $(wildcard mm/*.c) arch/x86/lock.c svm/npt.c tests/unit/host_mem.c
 FUZZ_SRCS_virtq := dev/virtqueue.c dev/guest_mem.c lib/print.c
 FUZZ_CC := clang

@@ -24,7 +24,8 @@
  *   priv NAME      one privileged instruction (invd wbinvd rdpmc monitor mwait
  *                  invlpga vmrun vmload vmsave clgi stgi skinit vmxon vmcall
  *                  vmmcall lgdt-noncanon lgdt-outside xsetbv rdtscp
- *                  invpcid cr4-vmxe outsb): prints what happened, if it can
+ *                  invpcid cr4-vmxe outsb insb): prints what happened, if it
+ *                  can; outsb and insb also check what they moved
  *   ports          every port 0-0xffff read and written (but the exit port)
  *   mmio read|write|fetch   an access outside guest memory: reads all ones,
  *                  writes dropped (the VM stops with strict_mmio=on); running
@@ -975,11 +976,28 @@ static int mode_priv(const struct mb1_info *mbi)
 		vec = TRY("mov %0, %%cr4", , "r"(cr4 | CR4_VMXE));
 		asm volatile("mov %0, %%cr4" : : "r"(cr4));
 	} else if (IS("outsb")) {
-		static const char byte = 'x';
-		const char *src = &byte;
-		uint64_t count = 1;
+		/* Through COM1's scratch register, which keeps the last byte. */
+		static const char bytes[2] = { 'x', 'y' };
+		const char *src = bytes;
+		uint64_t count = 2;
+		uint8_t scr;
 
-		vec = TRY("rep outsb", "+S"(src) COMMA "+c"(count), "d"(0x80));
+		vec = TRY("rep outsb", "+S"(src) COMMA "+c"(count), "d"(0x3ff));
+		asm volatile("inb %1, %0" : "=a"(scr) : "d"((uint16_t)0x3ff));
+		check(vec != NO_TRAP || (src == bytes + 2 && !count && scr == 'y'),
+		      "rep outsb: rsi moved %ld, rcx %lu, scratch '%c'", (long)(src - bytes),
+		      (unsigned long)count, scr);
+	} else if (IS("insb")) {
+		char buf[3] = { 0, 0, 'z' };
+		char *dst = buf;
+		uint64_t count = 2;
+
+		asm volatile("outb %0, %1" : : "a"((uint8_t)'q'), "d"((uint16_t)0x3ff));
+		vec = TRY("rep insb", "+D"(dst) COMMA "+c"(count), "d"(0x3ff));
+		check(vec != NO_TRAP || (dst == buf + 2 && !count && buf[0] == 'q' && buf[1] == 'q' &&
+					 buf[2] == 'z'),
+		      "rep insb: rdi moved %ld, rcx %lu, bytes %02x %02x %02x", (long)(dst - buf),
+		      (unsigned long)count, buf[0], buf[1], buf[2]);
 	} else {
 		printf("priv: unknown instruction \"%s\"\n", name);
 		return 2;

@@ -2,7 +2,8 @@
  * whether the guest can take one now, injecting it through EVENTINJ, the
  * virtual interrupt request and the single step that wait for its window,
  * and the IRET intercept that stands in for NMI blocking. Also the guest's mode for
- * instruction emulation. vmx/event.c has the Intel side. */
+ * instruction emulation, and what an emulated segment load changes (the
+ * segment, MOV SS's interrupt shadow). vmx/event.c has the Intel side. */
 #include "svm/event.h"
 #include "arch/x86/regs.h"
 
@@ -148,6 +149,7 @@ void svm_events_load(struct vcpu *v, const struct svm_saved_state *st)
 /* Packed segment attributes (APM 15.5.1): L is bit 9, D/B bit 10. */
 #define ATTRIB_L (1u << 9)
 #define ATTRIB_DB (1u << 10)
+#define ATTRIB_P (1u << 7)
 
 void svm_guest_mode(struct vcpu *v, struct guest_mode *m)
 {
@@ -161,8 +163,37 @@ void svm_guest_mode(struct vcpu *v, struct guest_mode *m)
 	m->cpl = s->cpl;
 	m->code_bits = (s->efer & EFER_LMA) && (s->cs.attrib & ATTRIB_L) ? 64
 		       : (s->cr0 & CR0_PE) && (s->cs.attrib & ATTRIB_DB) ? 32 : 16;
-	for (int i = 0; i < SEG_COUNT; i++)
+	m->stack_bits = m->code_bits == 64 ? 64 : s->ss.attrib & ATTRIB_DB ? 32 : 16;
+	for (int i = 0; i < SEG_COUNT; i++) {
+		m->seg_sel[i] = seg[i]->selector;
 		m->seg_base[i] = seg[i]->base;
+	}
+	m->gdt_base = s->gdtr.base;
+	m->gdt_limit = s->gdtr.limit;
+	m->ldt_base = s->ldtr.base;
+	m->ldt_limit = s->ldtr.limit;
+	m->ldt_usable = s->ldtr.attrib & ATTRIB_P;
+}
+
+void svm_set_segment(struct vcpu *v, enum guest_seg seg, const struct guest_segment *g)
+{
+	struct vmcb_save *s = &((struct svm_vcpu *)v->arch)->vmcb->save;
+	struct vmcb_segment *segs[] = { &s->es, &s->cs, &s->ss, &s->ds, &s->fs, &s->gs, &s->ldtr, &s->tr };
+
+	/* A null selector leaves P clear: the segment is unusable (APM 15.5.1). */
+	*segs[seg] = (struct vmcb_segment){ .selector = g->sel,
+					    .attrib = g->unusable ? g->attrib & ~ATTRIB_P : g->attrib,
+					    .limit = g->limit, .base = g->base };
+}
+
+/* The MOV SS or POP SS just emulated holds interrupts off for one more
+ * instruction. */
+void svm_interrupt_shadow(struct vcpu *v)
+{
+	struct svm_vcpu *sv = v->arch;
+
+	sv->vmcb->control.int_state |= INT_STATE_SHADOW;
+	sv->exit_rip = v->regs.rip;
 }
 
 /* Not while the IRET that ends an NMI handler is pending: delivered in

@@ -6,6 +6,8 @@
 
 /* The backend's ops of those names. */
 void svm_guest_mode(struct vcpu *v, struct guest_mode *m);
+void svm_set_segment(struct vcpu *v, enum guest_seg seg, const struct guest_segment *g);
+void svm_interrupt_shadow(struct vcpu *v);
 bool svm_irq_allowed(struct vcpu *v);
 void svm_inject_irq(struct vcpu *v, uint8_t vector);
 bool svm_nmi_allowed(struct vcpu *v);

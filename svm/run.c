@@ -190,7 +190,7 @@ static void svm_ud_exit(struct vcpu *v, struct vexit *e)
 		return;
 	}
 	e->kind = VEXIT_HANDLED;
-	svm_inject_exception(v, X86_VEC_UD);
+	svm_inject_exception(v, X86_VEC_UD, 0);
 }
 
 /* The exits decode_exit leaves for after the entry window (VEXIT_BACKEND):
@@ -203,7 +203,7 @@ void svm_finish_exit(struct vcpu *v, struct vexit *e)
 
 	if (e->code == SVM_EXIT_WRITE_CR4) {
 		if (!svm_write_cr4_exit(v, e))
-			svm_inject_exception(v, X86_VEC_GP);
+			svm_inject_exception(v, X86_VEC_GP, 0);
 		return;
 	}
 	if (e->code == SVM_EXIT_EXCP_BASE + X86_VEC_UD) {

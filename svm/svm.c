@@ -173,14 +173,14 @@ static bool svm_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	return true;
 }
 
-void svm_inject_exception(struct vcpu *v, unsigned vector)
+void svm_inject_exception(struct vcpu *v, unsigned vector, uint32_t error_code)
 {
 	struct vmcb *vmcb = ((struct svm_vcpu *)v->arch)->vmcb;
 	uint64_t inject = vector | EVENT_INJECT_EXCEPTION | EVENT_INJECT_VALID;
 
 	/* Real mode pushes no error code (as vmx_inject_exception, and KVM). */
 	if ((vmcb->save.cr0 & CR0_PE) && x86_vector_has_error_code(vector))
-		inject |= EVENT_INJECT_ERROR_VALID; /* error code 0 */
+		inject |= EVENT_INJECT_ERROR_VALID | (uint64_t)error_code << 32;
 	if (x86_vector_is_fault(vector))
 		v->regs.rflags |= RFLAGS_RF;
 	vmcb->control.event_inject = inject;
@@ -227,6 +227,8 @@ static const struct virt_backend svm_backend = {
 	.single_step_trap = svm_single_step_trap,
 	.guest_cpl = svm_guest_cpl,
 	.guest_mode = svm_guest_mode,
+	.set_segment = svm_set_segment,
+	.interrupt_shadow = svm_interrupt_shadow,
 	.irq_allowed = svm_irq_allowed,
 	.inject_irq = svm_inject_irq,
 	.nmi_allowed = svm_nmi_allowed,

@@ -14,4 +14,4 @@ struct svm_cpu {
 /* This CPU's SVM state; NULL before SVM is enabled on it. */
 struct svm_cpu *svm_this_cpu(void);
 /* The backend's inject_exception. */
-void svm_inject_exception(struct vcpu *v, unsigned vector);
+void svm_inject_exception(struct vcpu *v, unsigned vector, uint32_t error_code);

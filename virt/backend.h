@@ -141,8 +141,8 @@ struct virt_backend {
 	bool (*msr_read)(struct vcpu *v, uint32_t msr, uint64_t *val);
 	bool (*msr_write)(struct vcpu *v, uint32_t msr, uint64_t val);
 	/* Raise exception vector (arch/x86/regs.h X86_VEC_*) at the next entry,
-	 * with error code 0 where the vector and the mode push one. */
-	void (*inject_exception)(struct vcpu *v, unsigned vector);
+	 * with error_code where the vector and the mode push one. */
+	void (*inject_exception)(struct vcpu *v, unsigned vector, uint32_t error_code);
 	/* An instruction virt/ completed for the guest (skipped or emulated)
 	 * began with RFLAGS.TF set: the single-step trap it owes, #DB with
 	 * DR6.BS, before the guest's next instruction (SDM vol. 3B 17.3.1.4). */
@@ -152,6 +152,12 @@ struct virt_backend {
 	/* Control registers, code width and segment bases, for instruction
 	 * emulation (virt/mmio.c). */
 	void (*guest_mode)(struct vcpu *v, struct guest_mode *m);
+	/* Load a segment register (SEG_TR too) with what an emulated segment
+	 * load read from its descriptor; the CPL stays. */
+	void (*set_segment)(struct vcpu *v, enum guest_seg seg, const struct guest_segment *g);
+	/* The instruction just emulated (MOV SS) blocks interrupts, NMIs and
+	 * debug traps until the next one completes. */
+	void (*interrupt_shadow)(struct vcpu *v);
 	/* Events. Could an external interrupt be delivered at the next entry:
 	 * RFLAGS.IF set, no STI or MOV SS shadow, no event queued for that
 	 * entry already (a re-injected one, an exception, an NMI)? */

@@ -14,6 +14,13 @@
 #define XCR0_SWITCHED (XCR0_X87 | XCR0_SSE | XCR0_AVX | XCR0_AVX512 | XCR0_PKRU)
 
 #define FXSAVE_SIZE 512
+/* The legacy area (SDM vol. 1, table 10-2): FSW, the abridged tag word,
+ * ST0-7 (MM0-7) and XMM0-15 at 16 bytes each; XSTATE_BV after it. */
+#define FX_FSW 2
+#define FX_FTW 4
+#define FX_ST0 32
+#define FX_XMM0 160
+#define XSAVE_XSTATE_BV 512
 
 static bool use_xsave;
 static uint32_t mxcsr_mask;      /* what FXSAVE reports; 0 there means 0xffbf */
@@ -190,4 +197,72 @@ bool fpu_guest_xsetbv(struct vcpu *v, uint32_t index, uint64_t value)
 		return false;
 	v->xcr0 = value;
 	return true;
+}
+
+/* A component XSAVE found in its initial state is not written to the area
+ * (XSTATE_BV clear): its registers read as that state, zeros. */
+static bool component_saved(struct vcpu *v, uint64_t bit)
+{
+	return !use_xsave || (*(uint64_t *)(v->xsave + XSAVE_XSTATE_BV) & bit);
+}
+
+/* About to write a component: one in its initial state gets it written
+ * out first (x87: FCW 0x37f, the rest zero; SSE: the XMM registers zero,
+ * MXCSR has its own slot), and XSTATE_BV then says the area holds it. */
+static void component_claim(struct vcpu *v, uint64_t bit)
+{
+	if (component_saved(v, bit))
+		return;
+	if (bit == XCR0_X87) {
+		memset(v->xsave, 0, 24);
+		*(uint16_t *)v->xsave = 0x37f;
+		memset(v->xsave + FX_ST0, 0, 8 * 16);
+	} else {
+		memset(v->xsave + FX_XMM0, 0, 16 * 16);
+	}
+	*(uint64_t *)(v->xsave + XSAVE_XSTATE_BV) |= bit;
+}
+
+static uint8_t *vec_slot(struct vcpu *v, bool mmx, unsigned reg)
+{
+	return v->xsave + (mmx ? FX_ST0 + 16 * (reg & 7) : FX_XMM0 + 16 * (reg & 15));
+}
+
+/* An MMX instruction sets TOP to 0 and tags every register valid (SDM vol.
+ * 1, 9.5.1). */
+static void mmx_touch(struct vcpu *v)
+{
+	component_claim(v, XCR0_X87);
+	*(uint16_t *)(v->xsave + FX_FSW) &= (uint16_t)~(7u << 11);
+	v->xsave[FX_FTW] = 0xff;
+}
+
+void fpu_guest_vec_read(struct vcpu *v, bool mmx, unsigned reg, uint8_t val[16])
+{
+	uint64_t bit = mmx ? XCR0_X87 : XCR0_SSE;
+
+	fpu_vcpu_put(v);
+	if (component_saved(v, bit))
+		memcpy(val, vec_slot(v, mmx, reg), 16);
+	else
+		memset(val, 0, 16);
+	if (mmx) {
+		memset(val + 8, 0, 8);
+		mmx_touch(v);
+	}
+}
+
+void fpu_guest_vec_write(struct vcpu *v, bool mmx, unsigned reg, const uint8_t val[16])
+{
+	uint8_t *slot = vec_slot(v, mmx, reg);
+
+	fpu_vcpu_put(v);
+	if (mmx) {
+		mmx_touch(v);
+		memcpy(slot, val, 8);
+		slot[8] = slot[9] = 0xff; /* bits 79:64 of the register: all ones */
+		return;
+	}
+	component_claim(v, XCR0_SSE);
+	memcpy(slot, val, 16);
 }

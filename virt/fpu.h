@@ -36,3 +36,9 @@ void fpu_enter(struct vcpu *v);
 void fpu_exit(struct vcpu *v);
 /* The guest's XSETBV: false if it must get #GP. */
 bool fpu_guest_xsetbv(struct vcpu *v, uint32_t index, uint64_t value);
+/* The guest's XMM register reg (16 bytes) or MMX register reg (8 bytes, the
+ * rest zero), for instruction emulation: through v's area, its state taken
+ * off this CPU first. Touching an MMX register is an MMX instruction's:
+ * x87 TOP becomes 0 and every tag valid. */
+void fpu_guest_vec_read(struct vcpu *v, bool mmx, unsigned reg, uint8_t val[16]);
+void fpu_guest_vec_write(struct vcpu *v, bool mmx, unsigned reg, const uint8_t val[16]);

@@ -12,30 +12,38 @@
 
 /* What an opcode table entry says about the instruction. */
 enum {
-	F_MODRM = 1 << 0,   /* a ModRM memory operand follows the opcode */
-	F_REG = 1 << 1,     /* ModRM.reg is a register operand */
-	F_GROUP = 1 << 2,   /* ModRM.reg picks the op from groups[group] */
-	F_BYTE = 1 << 3,    /* byte operands */
-	F_MEM_DST = 1 << 4, /* memory is the first operand */
-	F_LOCK = 1 << 5,    /* LOCK allowed (the CPU raises #UD on any other) */
-	F_IMM8 = 1 << 6,    /* an imm8, sign-extended */
-	F_IMMZ = 1 << 7,    /* an immediate of the operand size, at most 4 bytes */
-	F_MOFFS = 1 << 8,   /* a0-a3: an offset of the address size, no ModRM */
-	F_STRING = 1 << 9,  /* string op: F3/F2 allowed, operands at rSI/rDI */
-	F_SRC8 = 1 << 10,   /* MOVZX/MOVSX: the memory operand is a byte */
-	F_SRC16 = 1 << 11,  /* ... a word */
-	F_SRC32 = 1 << 12,  /* ... a dword (MOVSXD), a word with 66 */
-	F_64ONLY = 1 << 13, /* 63 is ARPL outside 64-bit code */
+	F_MODRM = 1 << 0,    /* a ModRM memory operand follows the opcode */
+	F_REG = 1 << 1,      /* ModRM.reg is a register operand */
+	F_GROUP = 1 << 2,    /* ModRM.reg picks the op from groups[group] */
+	F_BYTE = 1 << 3,     /* byte operands */
+	F_MEM_DST = 1 << 4,  /* memory is the first operand */
+	F_LOCK = 1 << 5,     /* LOCK allowed (the CPU raises #UD on any other) */
+	F_IMM8 = 1 << 6,     /* an imm8, sign-extended */
+	F_IMMZ = 1 << 7,     /* an immediate of the operand size, at most 4 bytes */
+	F_MOFFS = 1 << 8,    /* a0-a3: an offset of the address size, no ModRM */
+	F_STRING = 1 << 9,   /* string op: F3/F2 allowed, operands at rSI/rDI */
+	F_SRC8 = 1 << 10,    /* MOVZX/MOVSX: the memory operand is a byte */
+	F_SRC16 = 1 << 11,   /* ... a word */
+	F_SRC32 = 1 << 12,   /* ... a dword (MOVSXD), a word with 66 */
+	F_64ONLY = 1 << 13,  /* 63 is ARPL outside 64-bit code */
+	F_OPREG = 1 << 14,   /* the register is opcode bits 2:0 (and REX.B) */
+	F_STACK = 1 << 15,   /* a stack op: 64-bit operands in 64-bit code, 16 with 66 */
+	F_BRANCH = 1 << 16,  /* a near branch: 64-bit operands in 64-bit code, always */
+	F_IMM16 = 1 << 17,   /* an imm16, zero-extended (RET, ENTER) */
+	F_WORD = 1 << 18,    /* a 16-bit memory operand whatever the operand size */
+	F_SEGREG = 1 << 19,  /* ModRM.reg names a segment register */
+	F_32MAX = 1 << 20,   /* INS, OUTS: at most 32-bit operands */
 };
 
 struct opdesc {
 	uint8_t op;     /* enum insn_op; INSN_OP_NONE: not supported */
-	uint8_t alu;    /* enum insn_alu */
-	uint16_t flags; /* F_* */
+	uint8_t sub;    /* enum insn_alu for ALU; struct insn's sub for the rest */
+	uint32_t flags; /* F_* */
 	uint8_t group;  /* with F_GROUP */
 };
 
-enum { G_ALU = 1 /* 80 81 83 */, G_MOVI /* c6 c7 */, G_UNARY /* f6 f7 */, G_INCDEC /* fe ff */, G_COUNT };
+enum { G_ALU = 1 /* 80 81 83 */, G_MOVI /* c6 c7 */, G_UNARY /* f6 f7 */, G_INCDEC /* fe */,
+       G_FF, G_POP /* 8f */, G_0F00, G_0F01, G_BT /* 0f ba */, G_COUNT };
 
 /* The r/m,reg and reg,r/m forms of one ALU op: o+0 and o+1 write memory. */
 #define ALU4(o, a, lock)                                                                   \
@@ -43,6 +51,10 @@ enum { G_ALU = 1 /* 80 81 83 */, G_MOVI /* c6 c7 */, G_UNARY /* f6 f7 */, G_INCD
 	[(o) + 1] = { INSN_OP_ALU, a, F_MODRM | F_REG | F_MEM_DST | (lock), 0 },          \
 	[(o) + 2] = { INSN_OP_ALU, a, F_MODRM | F_REG | F_BYTE, 0 },                      \
 	[(o) + 3] = { INSN_OP_ALU, a, F_MODRM | F_REG, 0 }
+#define PUSH_POP_REG(r)                                               \
+	[0x50 + (r)] = { INSN_OP_PUSH, 0, F_OPREG | F_STACK, 0 }, \
+	[0x58 + (r)] = { INSN_OP_POP, 0, F_OPREG | F_STACK, 0 }
+#define CMOV(cc) [0x40 + (cc)] = { INSN_OP_CMOV, cc, F_MODRM | F_REG, 0 }
 
 static const struct opdesc one_byte[256] = {
 	ALU4(0x00, INSN_ALU_ADD, F_LOCK),
@@ -53,7 +65,17 @@ static const struct opdesc one_byte[256] = {
 	ALU4(0x28, INSN_ALU_SUB, F_LOCK),
 	ALU4(0x30, INSN_ALU_XOR, F_LOCK),
 	ALU4(0x38, INSN_ALU_CMP, 0),
+	PUSH_POP_REG(0), PUSH_POP_REG(1), PUSH_POP_REG(2), PUSH_POP_REG(3),
+	PUSH_POP_REG(4), PUSH_POP_REG(5), PUSH_POP_REG(6), PUSH_POP_REG(7),
 	[0x63] = { INSN_OP_MOVSX, 0, F_MODRM | F_REG | F_SRC32 | F_64ONLY, 0 },
+	[0x68] = { INSN_OP_PUSH, 0, F_STACK | F_IMMZ, 0 },
+	[0x69] = { INSN_OP_IMUL_REG, 0, F_MODRM | F_REG | F_IMMZ, 0 },
+	[0x6a] = { INSN_OP_PUSH, 0, F_STACK | F_IMM8, 0 },
+	[0x6b] = { INSN_OP_IMUL_REG, 0, F_MODRM | F_REG | F_IMM8, 0 },
+	[0x6c] = { INSN_OP_INS, 0, F_STRING | F_BYTE | F_MEM_DST, 0 },
+	[0x6d] = { INSN_OP_INS, 0, F_STRING | F_MEM_DST | F_32MAX, 0 },
+	[0x6e] = { INSN_OP_OUTS, 0, F_STRING | F_BYTE, 0 },
+	[0x6f] = { INSN_OP_OUTS, 0, F_STRING | F_32MAX, 0 },
 	[0x80] = { 0, 0, F_MODRM | F_GROUP | F_BYTE | F_IMMZ, G_ALU },
 	[0x81] = { 0, 0, F_MODRM | F_GROUP | F_IMMZ, G_ALU },
 	[0x83] = { 0, 0, F_MODRM | F_GROUP | F_IMM8, G_ALU },
@@ -65,6 +87,9 @@ static const struct opdesc one_byte[256] = {
 	[0x89] = { INSN_OP_MOV_STORE, 0, F_MODRM | F_REG | F_MEM_DST, 0 },
 	[0x8a] = { INSN_OP_MOV_LOAD, 0, F_MODRM | F_REG | F_BYTE, 0 },
 	[0x8b] = { INSN_OP_MOV_LOAD, 0, F_MODRM | F_REG, 0 },
+	[0x8c] = { INSN_OP_MOV_FROM_SEG, 0, F_MODRM | F_SEGREG | F_WORD | F_MEM_DST, 0 },
+	[0x8e] = { INSN_OP_MOV_TO_SEG, 0, F_MODRM | F_SEGREG | F_WORD, 0 },
+	[0x8f] = { 0, 0, F_MODRM | F_GROUP | F_STACK | F_MEM_DST, G_POP },
 	[0xa0] = { INSN_OP_MOV_LOAD, 0, F_MOFFS | F_BYTE, 0 },
 	[0xa1] = { INSN_OP_MOV_LOAD, 0, F_MOFFS, 0 },
 	[0xa2] = { INSN_OP_MOV_STORE, 0, F_MOFFS | F_BYTE | F_MEM_DST, 0 },
@@ -79,19 +104,42 @@ static const struct opdesc one_byte[256] = {
 	[0xad] = { INSN_OP_LODS, 0, F_STRING, 0 },
 	[0xae] = { INSN_OP_SCAS, 0, F_STRING | F_BYTE, 0 },
 	[0xaf] = { INSN_OP_SCAS, 0, F_STRING, 0 },
+	[0xc2] = { INSN_OP_RET, 0, F_BRANCH | F_IMM16, 0 },
+	[0xc3] = { INSN_OP_RET, 0, F_BRANCH, 0 },
 	[0xc6] = { 0, 0, F_MODRM | F_GROUP | F_BYTE | F_IMMZ, G_MOVI },
 	[0xc7] = { 0, 0, F_MODRM | F_GROUP | F_IMMZ, G_MOVI },
+	[0xc8] = { INSN_OP_ENTER, 0, F_STACK | F_IMM16, 0 },
+	[0xc9] = { INSN_OP_LEAVE, 0, F_STACK, 0 },
+	[0xe8] = { INSN_OP_CALL, 0, F_BRANCH | F_IMMZ, 0 },
 	[0xf6] = { 0, 0, F_MODRM | F_GROUP | F_BYTE, G_UNARY },
 	[0xf7] = { 0, 0, F_MODRM | F_GROUP, G_UNARY },
 	[0xfe] = { 0, 0, F_MODRM | F_GROUP | F_BYTE, G_INCDEC },
-	[0xff] = { 0, 0, F_MODRM | F_GROUP, G_INCDEC },
+	[0xff] = { 0, 0, F_MODRM | F_GROUP, G_FF },
 };
 
 static const struct opdesc two_byte[256] = {
+	[0x00] = { 0, 0, F_MODRM | F_GROUP, G_0F00 },
+	[0x01] = { 0, 0, F_MODRM | F_GROUP, G_0F01 },
+	CMOV(0x0), CMOV(0x1), CMOV(0x2), CMOV(0x3), CMOV(0x4), CMOV(0x5), CMOV(0x6), CMOV(0x7),
+	CMOV(0x8), CMOV(0x9), CMOV(0xa), CMOV(0xb), CMOV(0xc), CMOV(0xd), CMOV(0xe), CMOV(0xf),
+	[0xa3] = { INSN_OP_BT, INSN_BT, F_MODRM | F_REG | F_MEM_DST, 0 },
+	[0xa4] = { INSN_OP_SHLD, 0, F_MODRM | F_REG | F_MEM_DST | F_IMM8, 0 },
+	[0xa5] = { INSN_OP_SHLD, 1, F_MODRM | F_REG | F_MEM_DST, 0 },
+	[0xab] = { INSN_OP_BT, INSN_BTS, F_MODRM | F_REG | F_MEM_DST | F_LOCK, 0 },
+	[0xac] = { INSN_OP_SHRD, 0, F_MODRM | F_REG | F_MEM_DST | F_IMM8, 0 },
+	[0xad] = { INSN_OP_SHRD, 1, F_MODRM | F_REG | F_MEM_DST, 0 },
+	[0xaf] = { INSN_OP_IMUL_REG, 0, F_MODRM | F_REG, 0 },
+	[0xb3] = { INSN_OP_BT, INSN_BTR, F_MODRM | F_REG | F_MEM_DST | F_LOCK, 0 },
 	[0xb6] = { INSN_OP_MOVZX, 0, F_MODRM | F_REG | F_SRC8, 0 },
 	[0xb7] = { INSN_OP_MOVZX, 0, F_MODRM | F_REG | F_SRC16, 0 },
+	[0xba] = { 0, 0, F_MODRM | F_GROUP | F_IMM8 | F_MEM_DST, G_BT },
+	[0xbb] = { INSN_OP_BT, INSN_BTC, F_MODRM | F_REG | F_MEM_DST | F_LOCK, 0 },
+	[0xbc] = { INSN_OP_BSF, 0, F_MODRM | F_REG, 0 },
+	[0xbd] = { INSN_OP_BSR, 0, F_MODRM | F_REG, 0 },
 	[0xbe] = { INSN_OP_MOVSX, 0, F_MODRM | F_REG | F_SRC8, 0 },
 	[0xbf] = { INSN_OP_MOVSX, 0, F_MODRM | F_REG | F_SRC16, 0 },
+	[0xc0] = { INSN_OP_XADD, 0, F_MODRM | F_REG | F_BYTE | F_MEM_DST | F_LOCK, 0 },
+	[0xc1] = { INSN_OP_XADD, 0, F_MODRM | F_REG | F_MEM_DST | F_LOCK, 0 },
 };
 
 /* Indexed by ModRM.reg; the flags add to the opcode's. */
@@ -107,18 +155,88 @@ static const struct opdesc groups[G_COUNT][8] = {
 		{ INSN_OP_ALU, INSN_ALU_CMP, F_MEM_DST, 0 },
 	},
 	[G_MOVI] = { [0] = { INSN_OP_MOV_STORE_IMM, 0, F_MEM_DST, 0 } },
-	/* /1 is an undocumented alias of TEST: left unsupported. /4-/7 are MUL and DIV. */
+	/* /1 is an undocumented alias of TEST: left unsupported. */
 	[G_UNARY] = {
 		[0] = { INSN_OP_TEST, 0, F_MEM_DST | F_IMMZ, 0 },
 		[2] = { INSN_OP_NOT, 0, F_MEM_DST | F_LOCK, 0 },
 		[3] = { INSN_OP_NEG, 0, F_MEM_DST | F_LOCK, 0 },
+		[4] = { INSN_OP_MULDIV, INSN_MUL, 0, 0 },
+		[5] = { INSN_OP_MULDIV, INSN_IMUL, 0, 0 },
+		[6] = { INSN_OP_MULDIV, INSN_DIV, 0, 0 },
+		[7] = { INSN_OP_MULDIV, INSN_IDIV, 0, 0 },
 	},
-	/* ff /2-/6 are CALL, JMP and PUSH. */
 	[G_INCDEC] = {
 		[0] = { INSN_OP_INC, 0, F_MEM_DST | F_LOCK, 0 },
 		[1] = { INSN_OP_DEC, 0, F_MEM_DST | F_LOCK, 0 },
 	},
+	/* /3 is far CALL. */
+	[G_FF] = {
+		[0] = { INSN_OP_INC, 0, F_MEM_DST | F_LOCK, 0 },
+		[1] = { INSN_OP_DEC, 0, F_MEM_DST | F_LOCK, 0 },
+		[2] = { INSN_OP_CALL, 0, F_BRANCH, 0 },
+		[4] = { INSN_OP_JMP, 0, F_BRANCH, 0 },
+		[5] = { INSN_OP_JMP_FAR, 0, 0, 0 },
+		[6] = { INSN_OP_PUSH, 0, F_STACK, 0 },
+	},
+	[G_POP] = { [0] = { INSN_OP_POP, 0, 0, 0 } },
+	/* SLDT STR LLDT (LDT loads: not emulated) LTR VERR VERW */
+	[G_0F00] = { [3] = { INSN_OP_LTR, 0, F_WORD, 0 } },
+	/* The memory forms of 0f 01 are descriptor-table loads and stores but
+	 * for SMSW (and LMSW, INVLPG: not emulated). */
+	[G_0F01] = { [4] = { INSN_OP_SMSW, 0, F_WORD | F_MEM_DST, 0 } },
+	[G_BT] = {
+		[4] = { INSN_OP_BT, INSN_BT, 0, 0 },
+		[5] = { INSN_OP_BT, INSN_BTS, F_LOCK, 0 },
+		[6] = { INSN_OP_BT, INSN_BTR, F_LOCK, 0 },
+		[7] = { INSN_OP_BT, INSN_BTC, F_LOCK, 0 },
+	},
 };
+
+/* The SSE and MMX moves, selected by opcode and mandatory prefix. */
+enum { V_STORE = 1, V_ALIGNED = 2, V_ZERO_UPPER = 4, V_MMX = 8, V_REXW8 = 16 /* 4 bytes, 8 with REX.W */ };
+enum { PFX_NONE, PFX_66, PFX_F3, PFX_F2 };
+
+static bool vec_form(uint8_t opcode, int pfx, uint8_t *width, unsigned *vf)
+{
+	static const struct { uint8_t opcode, pfx, width, flags; } forms[] = {
+		{ 0x10, PFX_NONE, 16, 0 },                         /* movups xmm, m */
+		{ 0x10, PFX_66, 16, 0 },                           /* movupd */
+		{ 0x10, PFX_F3, 4, V_ZERO_UPPER },                 /* movss */
+		{ 0x10, PFX_F2, 8, V_ZERO_UPPER },                 /* movsd */
+		{ 0x11, PFX_NONE, 16, V_STORE },
+		{ 0x11, PFX_66, 16, V_STORE },
+		{ 0x11, PFX_F3, 4, V_STORE },
+		{ 0x11, PFX_F2, 8, V_STORE },
+		{ 0x28, PFX_NONE, 16, V_ALIGNED },                 /* movaps */
+		{ 0x28, PFX_66, 16, V_ALIGNED },                   /* movapd */
+		{ 0x29, PFX_NONE, 16, V_ALIGNED | V_STORE },
+		{ 0x29, PFX_66, 16, V_ALIGNED | V_STORE },
+		{ 0x2b, PFX_NONE, 16, V_ALIGNED | V_STORE },       /* movntps */
+		{ 0x2b, PFX_66, 16, V_ALIGNED | V_STORE },         /* movntpd */
+		{ 0x6e, PFX_NONE, 4, V_MMX | V_ZERO_UPPER | V_REXW8 }, /* movd/movq mm, r/m */
+		{ 0x6e, PFX_66, 4, V_ZERO_UPPER | V_REXW8 },       /* movd/movq xmm, r/m */
+		{ 0x6f, PFX_NONE, 8, V_MMX },                      /* movq mm, m64 */
+		{ 0x6f, PFX_66, 16, V_ALIGNED },                   /* movdqa */
+		{ 0x6f, PFX_F3, 16, 0 },                           /* movdqu */
+		{ 0x7e, PFX_NONE, 4, V_MMX | V_STORE | V_REXW8 },  /* movd/movq r/m, mm */
+		{ 0x7e, PFX_66, 4, V_STORE | V_REXW8 },            /* movd/movq r/m, xmm */
+		{ 0x7e, PFX_F3, 8, V_ZERO_UPPER },                 /* movq xmm, m64 */
+		{ 0x7f, PFX_NONE, 8, V_MMX | V_STORE },            /* movq m64, mm */
+		{ 0x7f, PFX_66, 16, V_ALIGNED | V_STORE },         /* movdqa */
+		{ 0x7f, PFX_F3, 16, V_STORE },                     /* movdqu */
+		{ 0xd6, PFX_66, 8, V_STORE },                      /* movq m64, xmm */
+		{ 0xe7, PFX_NONE, 8, V_MMX | V_STORE },            /* movntq */
+		{ 0xe7, PFX_66, 16, V_ALIGNED | V_STORE },         /* movntdq */
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+		if (forms[i].opcode == opcode && forms[i].pfx == pfx) {
+			*width = forms[i].width;
+			*vf = forms[i].flags;
+			return true;
+		}
+	}
+	return false;
+}
 
 /* The bytes being decoded; err says why the last next() failed. */
 struct dec {
@@ -253,10 +371,15 @@ static bool decode_mem(struct dec *d, uint8_t modrm, unsigned addr_size, unsigne
 	return true;
 }
 
-static unsigned operand_size(unsigned code_bits, const struct prefixes *p)
+static unsigned operand_size(unsigned code_bits, const struct prefixes *p, uint32_t flags)
 {
-	if (code_bits == 64)
+	if (code_bits == 64) {
+		if (flags & F_BRANCH)
+			return 8; /* as Intel CPUs: 66 is ignored */
+		if (flags & F_STACK)
+			return p->rex & REX_W ? 8 : p->opsize ? 2 : 8;
 		return p->rex & REX_W ? 8 : p->opsize ? 2 : 4;
+	}
 	if (code_bits == 32)
 		return p->opsize ? 2 : 4;
 	return p->opsize ? 4 : 2;
@@ -278,10 +401,29 @@ static struct opdesc resolve(struct opdesc d, uint8_t modrm)
 	if (d.flags & F_GROUP) {
 		struct opdesc g = groups[d.group][(modrm >> 3) & 7];
 		d.op = g.op;
-		d.alu = g.alu;
+		d.sub = g.sub;
 		d.flags |= g.flags;
 	}
 	return d;
+}
+
+/* An SSE or MMX move (0f xx): its mandatory prefix picks the form. */
+static bool decode_vec(const struct prefixes *p, uint8_t opcode, struct insn *out)
+{
+	int pfx = p->rep == INSN_REP_REP ? PFX_F3 : p->rep == INSN_REP_REPNE ? PFX_F2
+		  : p->opsize ? PFX_66 : PFX_NONE;
+	unsigned vf;
+
+	if (!vec_form(opcode, pfx, &out->width, &vf))
+		return false;
+	if ((vf & V_REXW8) && (p->rex & REX_W))
+		out->width = 8;
+	out->op = INSN_OP_VMOV;
+	out->vec_mmx = vf & V_MMX;
+	out->vec_aligned = vf & V_ALIGNED;
+	out->vec_zero_upper = vf & V_ZERO_UPPER;
+	out->mem_is_dst = vf & V_STORE;
+	return true;
 }
 
 /* Everything after the prefixes. */
@@ -290,6 +432,7 @@ static enum insn_status decode_body(struct dec *d, unsigned code_bits, const str
 {
 	struct opdesc desc = one_byte[opcode];
 	uint8_t modrm = 0;
+	bool vec = false;
 
 	out->opcode = opcode;
 	if (opcode == 0x0f) {
@@ -297,6 +440,9 @@ static enum insn_status decode_body(struct dec *d, unsigned code_bits, const str
 			return d->err;
 		out->two_byte = true;
 		desc = two_byte[out->opcode];
+		vec = decode_vec(p, out->opcode, out);
+		if (vec)
+			desc.flags = F_MODRM | F_REG;
 	}
 	if (desc.flags & F_MODRM) {
 		if (!next(d, &modrm))
@@ -305,25 +451,35 @@ static enum insn_status decode_body(struct dec *d, unsigned code_bits, const str
 			return INSN_UNSUPPORTED; /* a register operand: no memory to emulate */
 		desc = resolve(desc, modrm);
 	}
-	if (desc.op == INSN_OP_NONE || ((desc.flags & F_64ONLY) && code_bits != 64))
+	if ((desc.op == INSN_OP_NONE && !vec) || ((desc.flags & F_64ONLY) && code_bits != 64))
 		return INSN_UNSUPPORTED;
-	/* F3/F2 elsewhere are mandatory prefixes (SSE, POPCNT...) or HLE hints. */
-	if (p->rep && !(desc.flags & F_STRING))
+	/* F3/F2 elsewhere are mandatory prefixes (POPCNT, TZCNT...) or HLE hints. */
+	if (p->rep && !(desc.flags & F_STRING) && !vec)
 		return INSN_UNSUPPORTED;
 	if (p->lock && !(desc.flags & F_LOCK))
 		return INSN_INVALID;
 
-	unsigned opsize = operand_size(code_bits, p);
-	out->op = desc.op;
-	out->alu = desc.alu;
+	unsigned opsize = operand_size(code_bits, p, desc.flags);
+	if (!vec) {
+		out->op = desc.op;
+		out->width = desc.flags & F_BYTE ? 1 : desc.flags & F_WORD ? 2 : (uint8_t)opsize;
+		if ((desc.flags & F_32MAX) && out->width > 4)
+			out->width = 4;
+	}
+	out->reg_width = out->width;
+	if (desc.op == INSN_OP_ALU)
+		out->alu = (enum insn_alu)desc.sub;
+	else
+		out->sub = desc.sub;
 	out->code_bits = (uint8_t)code_bits;
 	out->addr_size = (uint8_t)address_size(code_bits, p);
-	out->width = out->reg_width = desc.flags & F_BYTE ? 1 : (uint8_t)opsize;
 	if (desc.flags & (F_SRC8 | F_SRC16 | F_SRC32)) {
 		unsigned src = desc.flags & F_SRC8 ? 1 : desc.flags & F_SRC16 ? 2 : 4;
+		out->reg_width = (uint8_t)opsize;
 		out->width = (uint8_t)(src < opsize ? src : opsize);
 	}
-	out->mem_is_dst = desc.flags & F_MEM_DST;
+	if (!vec)
+		out->mem_is_dst = desc.flags & F_MEM_DST;
 	out->lock = p->lock;
 	out->rep = desc.flags & F_STRING ? p->rep : INSN_REP_NONE;
 	out->rex = p->rex;
@@ -336,32 +492,51 @@ static enum insn_status decode_body(struct dec *d, unsigned code_bits, const str
 			return d->err;
 		out->mem.base = out->mem.index = INSN_REG_NONE;
 		out->mem.scale = 1;
+		out->has_mem = true;
 	} else if (desc.flags & F_MODRM) {
 		if (!decode_mem(d, modrm, out->addr_size, code_bits, p->rex, &out->mem, &ss_default))
 			return d->err;
+		out->has_mem = true;
 	}
 	out->seg = ss_default ? SEG_SS : SEG_DS;
 	if (p->seg >= 0 && (code_bits != 64 || p->seg == SEG_FS || p->seg == SEG_GS)) {
 		out->seg = (enum guest_seg)p->seg;
 		out->seg_override = true;
 	}
-	if (out->op == INSN_OP_STOS) { /* ES:rDI cannot be overridden */
+	if (out->op == INSN_OP_STOS || out->op == INSN_OP_INS) { /* ES:rDI cannot be overridden */
 		out->seg = SEG_ES;
 		out->seg_override = false;
 	}
 
-	if (desc.flags & (F_IMM8 | F_IMMZ)) {
-		unsigned size = desc.flags & F_IMM8 ? 1 : out->width < 4 ? out->width : 4;
+	if (desc.flags & (F_IMM8 | F_IMMZ | F_IMM16)) {
+		unsigned size = desc.flags & (F_IMM8 | F_BYTE) ? 1 : desc.flags & F_IMM16 ? 2
+				: opsize < 4 ? opsize : 4;
 		out->has_imm = true;
-		if (!next_field(d, size, true, &out->imm))
+		if (!next_field(d, size, !(desc.flags & F_IMM16), &out->imm))
 			return d->err;
+	}
+	if (out->op == INSN_OP_ENTER) {
+		uint8_t level;
+		if (!next(d, &level))
+			return d->err;
+		if ((level & 31) > 1)
+			return INSN_UNSUPPORTED; /* nested frames: not emulated */
+		out->sub = level & 31;
 	}
 
 	/* The register operand. Byte registers 4-7 are AH CH DH BH unless there
 	 * is a REX prefix (any, even 40), which makes them SPL BPL SIL DIL. */
-	if (desc.flags & F_REG) {
-		int reg = ((modrm >> 3) & 7) | (p->rex & REX_R ? 8 : 0);
-		if (out->reg_width == 1 && !p->rex && reg >= 4) {
+	if (desc.flags & F_SEGREG) {
+		int sreg = (modrm >> 3) & 7;
+		if (sreg >= SEG_COUNT || (out->op == INSN_OP_MOV_TO_SEG && sreg == SEG_CS))
+			return INSN_INVALID; /* #UD */
+		out->reg = (int8_t)sreg;
+	} else if (desc.flags & (F_REG | F_OPREG)) {
+		int reg = desc.flags & F_REG ? ((modrm >> 3) & 7) | (p->rex & REX_R ? 8 : 0)
+					     : (opcode & 7) | (p->rex & REX_B ? 8 : 0);
+		if (vec && out->vec_mmx)
+			reg &= 7; /* REX.R does not reach the MMX registers */
+		else if (out->reg_width == 1 && !p->rex && reg >= 4) {
 			reg -= 4;
 			out->reg_high8 = true;
 		}
@@ -454,7 +629,8 @@ static const char *reg_name(int reg, unsigned width, bool high8)
 
 static const char *size_name(unsigned width)
 {
-	return width == 1 ? "byte" : width == 2 ? "word" : width == 4 ? "dword" : "qword";
+	return width == 1 ? "byte" : width == 2 ? "word" : width == 4 ? "dword"
+	       : width == 8 ? "qword" : "xmmword";
 }
 
 static const char *const seg_names[SEG_COUNT] = { "es", "cs", "ss", "ds", "fs", "gs" };
@@ -495,10 +671,16 @@ static void put_mem(struct sbuf *s, const struct insn *in)
 static const char *mnemonic(const struct insn *in)
 {
 	static const char *const alu[8] = { "add", "or", "adc", "sbb", "and", "sub", "xor", "cmp" };
+	static const char *const bt[4] = { "bt", "bts", "btr", "btc" };
+	static const char *const muldiv[4] = { "mul", "imul", "div", "idiv" };
+	static const char *const cmov[16] = { "cmovo", "cmovno", "cmovb", "cmovae", "cmove",
+					      "cmovne", "cmovbe", "cmova", "cmovs", "cmovns",
+					      "cmovp", "cmovnp", "cmovl", "cmovge", "cmovle", "cmovg" };
 	switch (in->op) {
 	case INSN_OP_MOV_LOAD:
 	case INSN_OP_MOV_STORE:
-	case INSN_OP_MOV_STORE_IMM: return "mov";
+	case INSN_OP_MOV_STORE_IMM:
+	case INSN_OP_MOV_FROM_SEG: return "mov";
 	case INSN_OP_MOVZX: return "movzx";
 	case INSN_OP_MOVSX: return in->two_byte ? "movsx" : "movsxd";
 	case INSN_OP_ALU: return in->alu < 8 ? alu[in->alu] : "?";
@@ -513,8 +695,42 @@ static const char *mnemonic(const struct insn *in)
 	case INSN_OP_LODS: return "lods";
 	case INSN_OP_CMPS: return "cmps";
 	case INSN_OP_SCAS: return "scas";
+	case INSN_OP_INS: return "ins";
+	case INSN_OP_OUTS: return "outs";
+	case INSN_OP_XADD: return "xadd";
+	case INSN_OP_CMOV: return cmov[in->sub & 15];
+	case INSN_OP_BT: return bt[in->sub & 3];
+	case INSN_OP_BSF: return "bsf";
+	case INSN_OP_BSR: return "bsr";
+	case INSN_OP_SHLD: return "shld";
+	case INSN_OP_SHRD: return "shrd";
+	case INSN_OP_IMUL_REG: return "imul";
+	case INSN_OP_MULDIV: return muldiv[in->sub & 3];
+	case INSN_OP_SMSW: return "smsw";
+	case INSN_OP_PUSH: return "push";
+	case INSN_OP_POP: return "pop";
+	case INSN_OP_CALL: return "call";
+	case INSN_OP_JMP: return "jmp";
+	case INSN_OP_RET: return "ret";
+	case INSN_OP_LEAVE: return "leave";
+	case INSN_OP_ENTER: return "enter";
+	case INSN_OP_VMOV: return "vmov"; /* the SSE or MMX move: see the bytes */
+	case INSN_OP_MOV_TO_SEG: return "mov";
+	case INSN_OP_LTR: return "ltr";
+	case INSN_OP_JMP_FAR: return "jmp far";
 	default: return "?";
 	}
+}
+
+/* The register operand as text. */
+static void put_reg(struct sbuf *s, const struct insn *in)
+{
+	if (in->op == INSN_OP_VMOV)
+		put(s, "%s%d", in->vec_mmx ? "mm" : "xmm", in->reg);
+	else if (in->op == INSN_OP_MOV_FROM_SEG || in->op == INSN_OP_MOV_TO_SEG)
+		put(s, "%s", in->reg >= 0 && in->reg < SEG_COUNT ? seg_names[in->reg] : "?");
+	else
+		put(s, "%s", reg_name(in->reg, in->reg_width, in->reg_high8));
 }
 
 void insn_describe(const struct insn *in, char *buf, size_t len)
@@ -533,34 +749,36 @@ void insn_describe(const struct insn *in, char *buf, size_t len)
 		put(&s, in->rep == INSN_REP_REPNE ? "repne " : compares(in) ? "repe " : "rep ");
 	put(&s, "%s", mnemonic(in));
 
-	switch (in->op) {
-	case INSN_OP_MOVS:
-	case INSN_OP_STOS:
-	case INSN_OP_LODS:
-	case INSN_OP_CMPS:
-	case INSN_OP_SCAS:
+	if (insn_is_string(in)) {
 		put(&s, "%c", "bwdq"[in->width == 1 ? 0 : in->width == 2 ? 1 : in->width == 4 ? 2 : 3]);
 		if (in->seg_override && in->seg < SEG_COUNT)
 			put(&s, " (%s:)", seg_names[in->seg]);
 		return;
-	case INSN_OP_NOT:
-	case INSN_OP_NEG:
-	case INSN_OP_INC:
-	case INSN_OP_DEC:
-		put(&s, " ");
-		put_mem(&s, in);
-		return;
-	default:
-		break;
 	}
-	put(&s, " ");
-	if (!in->mem_is_dst)
-		put(&s, "%s, ", reg_name(in->reg, in->reg_width, in->reg_high8));
-	put_mem(&s, in);
-	if (!in->mem_is_dst)
-		return;
+	/* The operands in Intel order: destination first. */
+	const char *sep = " ";
+	if (!in->mem_is_dst && in->reg != INSN_REG_NONE) {
+		put(&s, "%s", sep);
+		put_reg(&s, in);
+		sep = ", ";
+	}
+	if (in->has_mem) {
+		put(&s, "%s", sep);
+		put_mem(&s, in);
+		sep = ", ";
+	}
+	if (in->mem_is_dst && in->reg != INSN_REG_NONE) {
+		put(&s, "%s", sep);
+		put_reg(&s, in);
+		sep = ", ";
+	}
+	/* A bit offset or shift count is a byte; ENTER's level follows its size. */
+	bool imm_byte = in->op == INSN_OP_BT || in->op == INSN_OP_SHLD || in->op == INSN_OP_SHRD;
 	if (in->has_imm)
-		put(&s, ", 0x%llx", (unsigned long long)(in->imm & width_mask(in->width)));
-	else
-		put(&s, ", %s", reg_name(in->reg, in->reg_width, in->reg_high8));
+		put(&s, "%s0x%llx", sep,
+		    (unsigned long long)(in->imm & width_mask(imm_byte ? 1 : in->width)));
+	if ((in->op == INSN_OP_SHLD || in->op == INSN_OP_SHRD) && in->sub)
+		put(&s, ", cl");
+	if (in->op == INSN_OP_ENTER)
+		put(&s, ", 0x%x", in->sub);
 }

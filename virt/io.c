@@ -3,6 +3,7 @@
  * ones for everything else. */
 #include "virt/bench_port.h"
 #include "virt/io.h"
+#include "virt/mmio.h"
 #include "virt/vm.h"
 #include "virt/sched.h"
 
@@ -20,31 +21,35 @@ static void count_other_port(struct vcpu *v, uint16_t port)
 	}
 }
 
-bool emulate_io(struct vcpu *v, const struct vexit *e)
+void io_port_access(struct vcpu *v, uint16_t port, unsigned size, uint64_t *val, bool in)
 {
 	struct vm *vm = v->vm;
+
+	vm_lock(vm);
+	if (!bus_access(&vm->port_bus, vm, port, size, val, !in)) {
+		count_other_port(v, port);
+		*val = 0xffffffffu;
+	}
+	vm_unlock(vm, v);
+}
+
+bool emulate_io(struct vcpu *v, const struct vexit *e)
+{
 	uint16_t port = e->io.port;
 	uint32_t mask = e->io.size == 4 ? 0xffffffffu : (1u << (8 * e->io.size)) - 1;
 	uint32_t val = e->io.in ? 0xffffffffu : (uint32_t)v->regs.rax & mask;
 	uint64_t bus_val = val;
 	bool retry;
 
-	if (e->io.string) {
-		vm_fail(vm, "string I/O (INS/OUTS) on port 0x%x is not emulated", port);
-		return false;
-	}
+	if (e->io.string) /* INS, OUTS: their memory operand is emulated */
+		return string_io_exit(v, e);
 	/* Not a device: the scenario's side pauses the VM, outside its lock. */
 	if (bench_port_io(v, port, e->io.size, e->io.in, &val, &retry)) {
 		if (e->io.in)
 			v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | (val & mask);
 		return !retry;
 	}
-	vm_lock(vm);
-	if (!bus_access(&vm->port_bus, vm, port, e->io.size, &bus_val, !e->io.in)) {
-		count_other_port(v, port);
-		bus_val = 0xffffffffu;
-	}
-	vm_unlock(vm, v);
+	io_port_access(v, port, e->io.size, &bus_val, e->io.in);
 	if (e->io.in)
 		v->regs.rax = (v->regs.rax & ~(uint64_t)mask) | (bus_val & mask);
 	return true;

@@ -1,14 +1,17 @@
 /* Guest accesses to guest-physical addresses that no memory slot holds: the
  * local APIC's page, a device on the VM's MMIO bus (dev/bus.h), or nothing
- * (a PC's unclaimed addresses read all ones and drop writes). The faulting
- * instruction is fetched through the guest's own page tables (or taken from
- * the CPU's decode assists), decoded and emulated (virt/insn.c) with every
- * memory operand sent where its address belongs. */
+ * (a PC's unclaimed addresses read all ones and drop writes); and string I/O,
+ * whose memory operand may be anywhere. The instruction is fetched through
+ * the guest's own page tables (or taken from the CPU's decode assists),
+ * decoded and emulated (virt/insn.c) with every memory operand sent where its
+ * address belongs. */
 #include "virt/mmio.h"
 #include "arch/x86/cpuinfo.h"
 #include "arch/x86/regs.h"
 #include "lib/print.h"
 #include "lib/string.h"
+#include "virt/fpu.h"
+#include "virt/io.h"
 #include "virt/msr.h"
 #include "virt/vm.h"
 #include "virt/guest_walk.h"
@@ -138,7 +141,31 @@ static bool mem_write(void *ctx, uint64_t linear, unsigned size, uint64_t val)
 	return access_linear(ctx, linear, size, &val, true);
 }
 
-static const struct insn_mem_ops mmio_mem_ops = { .read = mem_read, .write = mem_write };
+static bool port_io(void *ctx, uint16_t port, unsigned size, uint64_t *val, bool in)
+{
+	io_port_access(((struct mmio_ctx *)ctx)->v, port, size, val, in);
+	return true;
+}
+
+static void vec_read(void *ctx, bool mmx, unsigned reg, uint8_t val[16])
+{
+	fpu_guest_vec_read(((struct mmio_ctx *)ctx)->v, mmx, reg, val);
+}
+
+static void vec_write(void *ctx, bool mmx, unsigned reg, const uint8_t val[16])
+{
+	fpu_guest_vec_write(((struct mmio_ctx *)ctx)->v, mmx, reg, val);
+}
+
+static void load_seg(void *ctx, enum guest_seg seg, const struct guest_segment *g)
+{
+	backend->set_segment(((struct mmio_ctx *)ctx)->v, seg, g);
+}
+
+static const struct insn_ops mmio_insn_ops = {
+	.read = mem_read, .write = mem_write, .port = port_io,
+	.vec_read = vec_read, .vec_write = vec_write, .load_seg = load_seg,
+};
 
 size_t fetch_at_rip(struct vcpu *v, const struct guest_mode *m, uint8_t *buf, size_t len)
 {
@@ -152,20 +179,22 @@ size_t fetch_at_rip(struct vcpu *v, const struct guest_mode *m, uint8_t *buf, si
 	return guest_fetch(m, rip, buf, len, &mem, &st, &pf_error);
 }
 
-/* The instruction's bytes: from decode assists, else fetched at CS:RIP. */
-static size_t fetch(struct vcpu *v, const struct vexit *e, const struct guest_mode *m,
+/* The instruction's bytes: from a nested page fault's decode assists (npf),
+ * else fetched at CS:RIP. */
+static size_t fetch(struct vcpu *v, const struct vexit *npf, const struct guest_mode *m,
 		    uint8_t *buf)
 {
-	if (e->npf.insn_bytes_len) {
-		memcpy(buf, e->npf.insn_bytes, e->npf.insn_bytes_len);
-		return e->npf.insn_bytes_len;
+	if (npf && npf->npf.insn_bytes_len) {
+		memcpy(buf, npf->npf.insn_bytes, npf->npf.insn_bytes_len);
+		return npf->npf.insn_bytes_len;
 	}
 	return fetch_at_rip(v, m, buf, INSN_MAX_LEN);
 }
 
-/* Stop the guest: the instruction at RIP cannot be emulated. */
-static void fail_insn(struct vcpu *v, const char *access, uint64_t gpa, const uint8_t *bytes,
-		      size_t n, const char *why)
+/* Stop the guest: the instruction at RIP, which made the access what
+ * says, cannot be emulated. */
+static void fail_insn(struct vcpu *v, const char *what, const uint8_t *bytes, size_t n,
+		      const char *why)
 {
 	char hex[3 * INSN_MAX_LEN + 1] = "";
 
@@ -174,20 +203,56 @@ static void fail_insn(struct vcpu *v, const char *access, uint64_t gpa, const ui
 		ksnprintf(hex + 3 * i, sizeof(hex) - 3 * i, "%02x ", bytes[i]);
 	if (n)
 		hex[3 * n - 1] = 0;
-	vm_fail(v->vm, "%s of gpa 0x%llx by the instruction at rip 0x%llx: %s (bytes: %s)", access,
-		(unsigned long long)gpa, (unsigned long long)v->regs.rip, why, hex);
+	vm_fail(v->vm, "%s by the instruction at rip 0x%llx: %s (bytes: %s)", what,
+		(unsigned long long)v->regs.rip, why, hex);
+}
+
+/* Emulate the instruction at RIP, which made the access what says (for
+ * reports); npf: the nested page fault, for its decode assists. */
+static void emulate_at_rip(struct vcpu *v, const struct vexit *npf, const struct guest_mode *m,
+			   const char *what)
+{
+	struct insn in;
+	struct insn_fault fault;
+	uint8_t bytes[INSN_MAX_LEN];
+	size_t n = fetch(v, npf, m, bytes);
+	enum insn_status st;
+	struct mmio_ctx c = { .v = v, .mode = m };
+
+	if ((st = insn_decode(bytes, n, m->code_bits, &in)) != INSN_OK) {
+		fail_insn(v, what, bytes, n,
+			  !n ? "its bytes cannot be fetched"
+			  : st == INSN_TRUNCATED ? "the instruction runs past what could be fetched"
+						 : "an instruction sprig does not emulate");
+		return;
+	}
+	switch (insn_emulate(&in, m, &v->regs, &mmio_insn_ops, &c, &fault)) {
+	case INSN_EMU_DONE:
+		if (in.op == INSN_OP_MOV_TO_SEG && in.reg == SEG_SS)
+			backend->interrupt_shadow(v);
+		return;
+	case INSN_EMU_AGAIN:
+		return;
+	case INSN_EMU_FAULT:
+		backend->inject_exception(v, fault.vector, fault.error_code);
+		return;
+	case INSN_EMU_MEM_FAULT:
+		vm_fail(v->vm, "%s at 0x%llx (instruction at rip 0x%llx)",
+			c.failure ? c.failure : "memory access failed",
+			(unsigned long long)c.failure_addr, (unsigned long long)v->regs.rip);
+		return;
+	case INSN_EMU_UNSUPPORTED:
+		fail_insn(v, what, bytes, n, "an instruction sprig does not emulate");
+		return;
+	}
 }
 
 void mmio_exit(struct vcpu *v, const struct vexit *e)
 {
 	struct vm *vm = v->vm;
 	struct guest_mode m;
-	struct insn in;
-	uint8_t bytes[INSN_MAX_LEN];
-	size_t n;
 	unsigned offset;
-	enum insn_status st;
-	struct mmio_ctx c = { .v = v, .mode = &m };
+	char what[48];
 	const char *access = e->npf.access & TDP_ACC_EXEC ? "fetch"
 			     : e->npf.access & TDP_ACC_WRITE ? "write" : "read";
 
@@ -201,26 +266,18 @@ void mmio_exit(struct vcpu *v, const struct vexit *e)
 			(unsigned long long)e->npf.gpa);
 		return;
 	}
+	ksnprintf(what, sizeof what, "%s of gpa 0x%llx", access, (unsigned long long)e->npf.gpa);
 	backend->guest_mode(v, &m);
-	n = fetch(v, e, &m, bytes);
-	if ((st = insn_decode(bytes, n, m.code_bits, &in)) != INSN_OK) {
-		fail_insn(v, access, e->npf.gpa, bytes, n,
-			  !n ? "its bytes cannot be fetched"
-			  : st == INSN_TRUNCATED ? "the instruction runs past what could be fetched"
-						 : "an instruction sprig does not emulate");
-		return;
-	}
-	switch (insn_emulate(&in, &m, &v->regs, &mmio_mem_ops, &c)) {
-	case INSN_EMU_DONE:
-	case INSN_EMU_AGAIN:
-		return;
-	case INSN_EMU_MEM_FAULT:
-		vm_fail(vm, "%s at 0x%llx (instruction at rip 0x%llx)",
-			c.failure ? c.failure : "memory access failed",
-			(unsigned long long)c.failure_addr, (unsigned long long)v->regs.rip);
-		return;
-	case INSN_EMU_UNSUPPORTED:
-		fail_insn(v, access, e->npf.gpa, bytes, n, "an instruction sprig does not emulate");
-		return;
-	}
+	emulate_at_rip(v, e, &m, what);
+}
+
+bool string_io_exit(struct vcpu *v, const struct vexit *e)
+{
+	struct guest_mode m;
+	char what[32];
+
+	ksnprintf(what, sizeof what, "%s on port 0x%x", e->io.in ? "INS" : "OUTS", e->io.port);
+	backend->guest_mode(v, &m);
+	emulate_at_rip(v, NULL, &m, what);
+	return false; /* the emulation moved RIP */
 }

@@ -167,7 +167,7 @@ static void msr_unknown(struct vcpu *v, uint32_t msr, bool write)
 	if (v->stats.msr_unknown <= MSR_LOG_LINES)
 		kprintf("[%s] %s of unknown MSR 0x%x: #GP\n", v->vm->name,
 			write ? "write" : "read", msr);
-	backend->inject_exception(v, X86_VEC_GP);
+	backend->inject_exception(v, X86_VEC_GP, 0);
 }
 
 static void msr_refused(struct vcpu *v, uint32_t msr, const char *why)
@@ -175,7 +175,7 @@ static void msr_refused(struct vcpu *v, uint32_t msr, const char *why)
 	v->stats.msr_refused++;
 	if (v->stats.msr_refused <= MSR_LOG_LINES)
 		kprintf("[%s] refused write of MSR 0x%x (%s): #GP\n", v->vm->name, msr, why);
-	backend->inject_exception(v, X86_VEC_GP);
+	backend->inject_exception(v, X86_VEC_GP, 0);
 }
 
 bool emulate_rdmsr(struct vcpu *v)

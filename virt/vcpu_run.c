@@ -67,13 +67,13 @@ static bool emulate_insn(struct vcpu *v, enum vexit_insn insn)
 		return true;
 	case VEXIT_INSN_RDPMC:
 		/* No counters are offered: every ECX is out of range. */
-		backend->inject_exception(v, X86_VEC_GP);
+		backend->inject_exception(v, X86_VEC_GP, 0);
 		return false;
 	case VEXIT_INSN_MONITOR_MWAIT:
 	case VEXIT_INSN_VIRT:
 		break;
 	}
-	backend->inject_exception(v, X86_VEC_UD);
+	backend->inject_exception(v, X86_VEC_UD, 0);
 	return false;
 }
 
@@ -99,7 +99,7 @@ static bool handle_exit(struct vcpu *v, const struct vexit *e)
 		if (fpu_guest_xsetbv(v, (uint32_t)v->regs.rcx,
 				     (v->regs.rdx << 32) | (uint32_t)v->regs.rax))
 			return true;
-		backend->inject_exception(v, X86_VEC_GP);
+		backend->inject_exception(v, X86_VEC_GP, 0);
 		return false;
 	case VEXIT_INSN:
 		return emulate_insn(v, e->insn);

@@ -155,7 +155,7 @@ void vmx_handle_cr_access(struct vcpu *v, struct vmx_vcpu *a, uint64_t qual, str
 	if (ok)
 		v->regs.rip += e->insn_len;
 	else
-		vmx_inject_exception(v, X86_VEC_GP);
+		vmx_inject_exception(v, X86_VEC_GP, 0);
 }
 
 /* EFER as the MSR policy let it through: LMA as it was, LME unchanged while

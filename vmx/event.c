@@ -1,8 +1,9 @@
 /* Interrupts and NMIs into a VMX guest (SDM vol. 3C 26.3.1.5 and 27.6):
  * whether the guest can take one now, injecting it through the VM-entry
  * interruption-information field, and the interrupt- and NMI-window exits
- * that wait for it. Also the guest's mode for instruction emulation.
- * svm/event.c has the AMD side. */
+ * that wait for it. Also the guest's mode for instruction emulation, and
+ * what an emulated segment load changes (the segment, MOV SS's interrupt
+ * shadow). svm/event.c has the AMD side. */
 #include "vmx/event.h"
 #include "arch/x86/regs.h"
 #include "vmx/cr.h"
@@ -120,8 +121,45 @@ void vmx_guest_mode(struct vcpu *v, struct guest_mode *m)
 	cs_ar = vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_CS);
 	m->code_bits = (m->efer & EFER_LMA) && (cs_ar & AR_L) ? 64
 		       : (m->cr0 & CR0_PE) && (cs_ar & AR_DB) ? 32 : 16;
-	for (int i = 0; i < SEG_COUNT; i++)
+	m->stack_bits = m->code_bits == 64 ? 64
+			: vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_SS) & AR_DB ? 32 : 16;
+	for (int i = 0; i < SEG_COUNT; i++) {
+		m->seg_sel[i] = (uint16_t)vmcs_read(VMCS_GUEST_ES_SEL + 2 * i);
 		m->seg_base[i] = vmcs_read(VMCS_GUEST_ES_BASE + 2 * i);
+	}
+	m->gdt_base = vmcs_read(VMCS_GUEST_GDTR_BASE);
+	m->gdt_limit = (uint32_t)vmcs_read(VMCS_GUEST_GDTR_LIMIT);
+	m->ldt_base = vmcs_read(VMCS_GUEST_ES_BASE + 2 * VMCS_SEG_LDTR);
+	m->ldt_limit = (uint32_t)vmcs_read(VMCS_GUEST_ES_LIMIT + 2 * VMCS_SEG_LDTR);
+	m->ldt_usable = !(vmcs_read(VMCS_GUEST_ES_AR + 2 * VMCS_SEG_LDTR) & VMX_AR_UNUSABLE);
+}
+
+_Static_assert((int)SEG_TR == (int)VMCS_SEG_TR, "and so do LDTR and TR");
+
+void vmx_set_segment(struct vcpu *v, enum guest_seg seg, const struct guest_segment *g)
+{
+	/* Access rights: the descriptor's bits 7:0, then AVL L D/B G at 15:12. */
+	uint32_t ar = (g->attrib & 0xffu) | (g->attrib & 0xf00u) << 4 | (g->unusable ? VMX_AR_UNUSABLE : 0);
+
+	if (!vmcs_make_current(v->arch))
+		return;
+	vmcs_write(VMCS_GUEST_ES_SEL + 2 * seg, g->sel);
+	vmcs_write(VMCS_GUEST_ES_AR + 2 * seg, ar);
+	vmcs_write(VMCS_GUEST_ES_LIMIT + 2 * seg, g->limit);
+	vmcs_write(VMCS_GUEST_ES_BASE + 2 * seg, g->base);
+}
+
+/* The MOV SS or POP SS just emulated holds interrupts off for one more
+ * instruction (and debug traps: SDM vol. 3A 6.8.3). */
+void vmx_interrupt_shadow(struct vcpu *v)
+{
+	struct vmx_vcpu *a = v->arch;
+
+	if (!vmcs_make_current(a))
+		return;
+	vmcs_write(VMCS_GUEST_INTERRUPTIBILITY,
+		   (vmcs_read(VMCS_GUEST_INTERRUPTIBILITY) & ~BLOCKING_BY_STI) | BLOCKING_BY_MOV_SS);
+	a->exit_rip = v->regs.rip;
 }
 
 /* After an exit (SDM vol. 3C 27.2.3, 27.2.4, 28.7.1.2; KVM does the same):

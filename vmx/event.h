@@ -5,6 +5,8 @@
 
 /* The backend's ops of those names. */
 void vmx_guest_mode(struct vcpu *v, struct guest_mode *m);
+void vmx_set_segment(struct vcpu *v, enum guest_seg seg, const struct guest_segment *g);
+void vmx_interrupt_shadow(struct vcpu *v);
 bool vmx_irq_allowed(struct vcpu *v);
 void vmx_inject_irq(struct vcpu *v, uint8_t vector);
 bool vmx_nmi_allowed(struct vcpu *v);

@@ -293,7 +293,7 @@ static void vmx_ud_exit(struct vcpu *v, struct vexit *e)
 		return;
 	}
 	e->kind = VEXIT_HANDLED;
-	vmx_inject_exception(v, X86_VEC_UD);
+	vmx_inject_exception(v, X86_VEC_UD, 0);
 }
 
 /* The exits decode_exit left for after the entry window (VEXIT_BACKEND). */

@@ -318,7 +318,7 @@ static bool vmx_msr_write(struct vcpu *v, uint32_t msr, uint64_t val)
 	return true;
 }
 
-void vmx_inject_exception(struct vcpu *v, unsigned vector)
+void vmx_inject_exception(struct vcpu *v, unsigned vector, uint32_t error_code)
 {
 	struct vmx_vcpu *a = v->arch;
 	uint32_t info = INTR_INFO_VALID | (INTR_TYPE_HW_EXCEPTION << INTR_INFO_TYPE_SHIFT) | vector;
@@ -328,7 +328,7 @@ void vmx_inject_exception(struct vcpu *v, unsigned vector)
 	/* Real mode (unrestricted guest with CR0.PE clear) pushes no error code. */
 	if ((vmcs_read(VMCS_GUEST_CR0) & CR0_PE) && x86_vector_has_error_code(vector)) {
 		info |= INTR_INFO_DELIVER_CODE;
-		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE, 0);
+		vmcs_write(VMCS_ENTRY_EXCEPTION_ERROR_CODE, error_code);
 	}
 	if (x86_vector_is_fault(vector))
 		v->regs.rflags |= RFLAGS_RF;
@@ -428,6 +428,8 @@ static const struct virt_backend vmx_backend = {
 	.single_step_trap = vmx_single_step_trap,
 	.guest_cpl = vmx_guest_cpl,
 	.guest_mode = vmx_guest_mode,
+	.set_segment = vmx_set_segment,
+	.interrupt_shadow = vmx_interrupt_shadow,
 	.irq_allowed = vmx_irq_allowed,
 	.inject_irq = vmx_inject_irq,
 	.nmi_allowed = vmx_nmi_allowed,

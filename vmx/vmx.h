@@ -21,4 +21,4 @@ extern uint64_t preemption_budget_tsc;
  * another. */
 bool vmcs_make_current(struct vmx_vcpu *a);
 /* The backend's inject_exception. */
-void vmx_inject_exception(struct vcpu *v, unsigned vector);
+void vmx_inject_exception(struct vcpu *v, unsigned vector, uint32_t error_code);

@@ -55,11 +55,14 @@
 #define RFLAGS_RESERVED (~0x3fffffull | (1ull << 15) | (1ull << 5) | (1ull << 3))
 
 /* Exception vectors sprig raises in guests or checks by name. */
+#define X86_VEC_DE 0
 #define X86_VEC_DB 1
 #define X86_VEC_NMI 2
 #define X86_VEC_BP 3
 #define X86_VEC_OF 4
 #define X86_VEC_UD 6
+#define X86_VEC_NP 11
+#define X86_VEC_SS 12
 #define X86_VEC_GP 13
 #define X86_VEC_MC 18
 

@@ -8,11 +8,12 @@
  *   decode to the same instruction;
  * - insn_describe stays inside buffers of any size and NUL-terminates;
  * - emulating an INSN_OK result never says UNSUPPORTED (and always does in a
- *   different mode); its accesses are exactly those insn_accesses announced,
- *   each of the instruction's width; DONE advances RIP by len (wrapped to the
- *   code size), AGAIN is a REP string op with RIP unchanged and the count one
- *   less, MEM_FAULT leaves every register as it was; only the registers the
- *   instruction may write change, and of RFLAGS only CF PF AF ZF SF OF. */
+ *   different mode); its accesses are exactly those insn_accesses announced
+ *   (fewer when it raises an exception); DONE advances RIP by len (wrapped to
+ *   the code size) but for branches, AGAIN is a REP string op with RIP
+ *   unchanged and the count one less, MEM_FAULT and FAULT (#DE, #GP) leave
+ *   every register as it was; only the registers the instruction may write
+ *   change, and of RFLAGS only CF PF AF ZF SF OF. */
 #include "tests/fuzz/fuzz.h"
 #include "virt/insn.h"
 #include "virt/backend.h"
@@ -69,7 +70,42 @@ static bool fake_write(void *ctx, uint64_t linear, unsigned size, uint64_t val)
 	return record(f, linear, size, true, val);
 }
 
-static const struct insn_mem_ops fake_ops = { fake_read, fake_write };
+static bool fake_port(void *ctx, uint16_t port, unsigned size, uint64_t *val, bool in)
+{
+	struct fake *f = ctx;
+	FUZZ_ASSERT(size == 1 || size == 2 || size == 4);
+	if (in)
+		*val = (port ^ f->salt) * 0x9e3779b97f4a7c15ull; /* garbage above size */
+	else
+		FUZZ_ASSERT((*val >> (8 * size)) == 0);
+	return true;
+}
+
+static void fake_vec_read(void *ctx, bool mmx, unsigned reg, uint8_t val[16])
+{
+	FUZZ_ASSERT(mmx ? reg < 8 : reg < 16);
+	memset(val, (int)(reg ^ ((struct fake *)ctx)->salt), 16);
+}
+
+static void fake_vec_write(void *ctx, bool mmx, unsigned reg, const uint8_t val[16])
+{
+	(void)ctx;
+	(void)val;
+	FUZZ_ASSERT(mmx ? reg < 8 : reg < 16);
+}
+
+static void fake_load_seg(void *ctx, enum guest_seg seg, const struct guest_segment *g)
+{
+	(void)ctx;
+	(void)g;
+	FUZZ_ASSERT(seg < SEG_COUNT || seg == SEG_TR);
+	FUZZ_ASSERT(seg != SEG_CS || !g->unusable);
+}
+
+static struct insn_fault fault;
+
+static const struct insn_ops fake_ops = { fake_read, fake_write, fake_port, fake_vec_read,
+					  fake_vec_write, fake_load_seg };
 
 static bool same_insn(const struct insn *a, const struct insn *b)
 {
@@ -92,7 +128,20 @@ static bool is_width(unsigned w)
 static bool is_string(const struct insn *in)
 {
 	return in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS || in->op == INSN_OP_LODS ||
-	       in->op == INSN_OP_CMPS || in->op == INSN_OP_SCAS;
+	       in->op == INSN_OP_CMPS || in->op == INSN_OP_SCAS || in->op == INSN_OP_INS ||
+	       in->op == INSN_OP_OUTS;
+}
+
+static bool is_branch(const struct insn *in)
+{
+	return in->op == INSN_OP_CALL || in->op == INSN_OP_JMP || in->op == INSN_OP_RET ||
+	       in->op == INSN_OP_JMP_FAR;
+}
+
+/* Segment loads read a descriptor after the operand insn_accesses lists. */
+static bool is_seg_load(const struct insn *in)
+{
+	return in->op == INSN_OP_MOV_TO_SEG || in->op == INSN_OP_LTR || in->op == INSN_OP_JMP_FAR;
 }
 
 static void check_decoded(const struct insn *in, size_t n, unsigned bits)
@@ -100,7 +149,12 @@ static void check_decoded(const struct insn *in, size_t n, unsigned bits)
 	FUZZ_ASSERT(in->len >= 1 && in->len <= INSN_MAX_LEN && in->len <= n);
 	FUZZ_ASSERT(in->code_bits == bits);
 	FUZZ_ASSERT(in->op > INSN_OP_NONE && in->op < INSN_OP_COUNT);
-	FUZZ_ASSERT(is_width(in->width) && is_width(in->reg_width) && in->width <= in->reg_width);
+	if (in->op == INSN_OP_VMOV)
+		FUZZ_ASSERT((in->width == 4 || in->width == 8 || in->width == 16) &&
+			    in->reg_width == in->width && in->reg >= 0 && (!in->vec_mmx || in->reg < 8));
+	else
+		FUZZ_ASSERT(is_width(in->width) && is_width(in->reg_width) &&
+			    in->width <= in->reg_width);
 	FUZZ_ASSERT(in->addr_size == (bits == 64 ? 8 : 4) || in->addr_size == (bits == 64 ? 4 : 2));
 	FUZZ_ASSERT(in->reg >= INSN_REG_NONE && in->reg <= 15);
 	FUZZ_ASSERT(!in->reg_high8 || (in->reg >= 0 && in->reg < 4 && in->width == 1 && !in->rex));
@@ -114,11 +168,21 @@ static void check_decoded(const struct insn *in, size_t n, unsigned bits)
 	FUZZ_ASSERT(in->seg < SEG_COUNT);
 	FUZZ_ASSERT(bits != 64 || !in->seg_override || in->seg == SEG_FS || in->seg == SEG_GS);
 	FUZZ_ASSERT(in->op != INSN_OP_ALU || in->alu <= INSN_ALU_CMP);
+	FUZZ_ASSERT((in->op != INSN_OP_MOV_FROM_SEG && in->op != INSN_OP_MOV_TO_SEG) ||
+		    in->reg < SEG_COUNT);
+	FUZZ_ASSERT(in->op != INSN_OP_MOV_TO_SEG || in->reg != SEG_CS);
 	/* a register operand, an immediate, or the implicit ones */
 	FUZZ_ASSERT(in->has_imm || in->reg != INSN_REG_NONE || in->op == INSN_OP_MOVS ||
-		    in->op == INSN_OP_CMPS ||
+		    in->op == INSN_OP_CMPS || in->op == INSN_OP_INS || in->op == INSN_OP_OUTS ||
 		    in->op == INSN_OP_NOT || in->op == INSN_OP_NEG || in->op == INSN_OP_INC ||
-		    in->op == INSN_OP_DEC);
+		    in->op == INSN_OP_DEC || in->op == INSN_OP_MULDIV || in->op == INSN_OP_SMSW ||
+		    in->op == INSN_OP_RET || in->op == INSN_OP_LEAVE || in->op == INSN_OP_LTR ||
+		    in->op == INSN_OP_JMP_FAR || ((in->op == INSN_OP_PUSH || in->op == INSN_OP_POP || in->op == INSN_OP_CALL ||
+		      in->op == INSN_OP_JMP) && in->has_mem));
+	/* a memory operand unless a stack or string op */
+	FUZZ_ASSERT(in->has_mem || is_string(in) || in->op == INSN_OP_PUSH ||
+		    in->op == INSN_OP_POP || in->op == INSN_OP_CALL || in->op == INSN_OP_RET ||
+		    in->op == INSN_OP_LEAVE || in->op == INSN_OP_ENTER);
 }
 
 static void check_describe(const struct insn *in)
@@ -150,7 +214,21 @@ static uint32_t writable_regs(const struct insn *in)
 	case INSN_OP_MOVZX:
 	case INSN_OP_MOVSX:
 	case INSN_OP_XCHG:
+	case INSN_OP_XADD:
+	case INSN_OP_CMOV:
+	case INSN_OP_BSF:
+	case INSN_OP_BSR:
+	case INSN_OP_IMUL_REG:
 		return 1u << in->reg;
+	case INSN_OP_MULDIV: return 1u << 0 | 1u << 2;
+	case INSN_OP_PUSH:
+	case INSN_OP_CALL:
+	case INSN_OP_RET: return 1u << 4;
+	case INSN_OP_POP: return 1u << 4 | (in->has_mem ? 0 : 1u << in->reg);
+	case INSN_OP_LEAVE:
+	case INSN_OP_ENTER: return 1u << 4 | 1u << 5;
+	case INSN_OP_INS: return 1u << 7 | 1u << 1;
+	case INSN_OP_OUTS: return 1u << 6 | 1u << 1;
 	case INSN_OP_ALU:
 		return !in->mem_is_dst && in->alu != INSN_ALU_CMP ? 1u << in->reg : 0;
 	case INSN_OP_MOVS: return 1u << 6 | 1u << 7 | 1u << 1;
@@ -180,6 +258,19 @@ static void check_emulate(const struct insn *in, struct state_reader *s)
 	r.rflags = take(s, 8);
 	f.fail_at = (unsigned)take(s, 1) % 4;
 	f.salt = take(s, 8);
+	/* What the newer ops read, after what the older seeds give. */
+	m.stack_bits = in->code_bits == 64 ? 64 : take(s, 1) & 1 ? 32 : 16;
+	m.cr0 = take(s, 8);
+	m.cr4 = take(s, 8);
+	for (int i = 0; i < SEG_COUNT; i++)
+		m.seg_sel[i] = (uint16_t)take(s, 2);
+	m.cpl = (unsigned)take(s, 1) & 3;
+	m.efer = take(s, 1) & 1 ? 1u << 10 /* LMA */ : 0;
+	m.gdt_base = take(s, 8);
+	m.gdt_limit = (uint32_t)take(s, 2);
+	m.ldt_base = take(s, 8);
+	m.ldt_limit = (uint32_t)take(s, 2);
+	m.ldt_usable = take(s, 1) & 1;
 	before = r;
 
 	unsigned nwant = insn_accesses(in, &m, &r, want);
@@ -187,35 +278,52 @@ static void check_emulate(const struct insn *in, struct state_reader *s)
 	uint64_t addr = insn_mem_linear(in, &m, &r);
 	if (in->code_bits != 64)
 		FUZZ_ASSERT(addr <= 0xffffffffull);
-	if (nwant && !(in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS))
+	/* MOVS reads its source first; POP [mem] reads the stack first */
+	if (nwant && !(in->op == INSN_OP_MOVS || in->op == INSN_OP_STOS ||
+		       (in->op == INSN_OP_POP && in->has_mem)))
 		FUZZ_ASSERT(want[0].linear == addr);
 
 	/* Another mode: refused, nothing touched. */
 	struct guest_mode other = m;
 	other.code_bits = in->code_bits == 64 ? 32 : 64;
-	FUZZ_ASSERT(insn_emulate(in, &other, &r, &fake_ops, &f) == INSN_EMU_UNSUPPORTED);
+	FUZZ_ASSERT(insn_emulate(in, &other, &r, &fake_ops, &f, &fault) == INSN_EMU_UNSUPPORTED);
 	FUZZ_ASSERT(f.nacc == 0 && memcmp(&r, &before, sizeof r) == 0);
 
-	enum insn_emu_status st = insn_emulate(in, &m, &r, &fake_ops, &f);
-	FUZZ_ASSERT(st == INSN_EMU_DONE || st == INSN_EMU_AGAIN || st == INSN_EMU_MEM_FAULT);
+	enum insn_emu_status st = insn_emulate(in, &m, &r, &fake_ops, &f, &fault);
+	/* Far jumps through gates are the one thing found unsupported only
+	 * once the descriptor is read (and so is real mode's segment load). */
+	FUZZ_ASSERT(st == INSN_EMU_DONE || st == INSN_EMU_AGAIN || st == INSN_EMU_MEM_FAULT ||
+		    st == INSN_EMU_FAULT || (st == INSN_EMU_UNSUPPORTED && is_seg_load(in)));
+	if (st == INSN_EMU_UNSUPPORTED) {
+		FUZZ_ASSERT(memcmp(&r, &before, sizeof r) == 0);
+		return;
+	}
+	FUZZ_ASSERT(st != INSN_EMU_FAULT || fault.vector == 0 || fault.vector == 11 ||
+		    fault.vector == 12 || fault.vector == 13);
 
-	/* The accesses made are those announced (up to a failing one). */
-	FUZZ_ASSERT(f.nacc <= nwant);
-	for (unsigned i = 0; i < f.nacc; i++)
-		FUZZ_ASSERT(f.acc[i].linear == want[i].linear && f.acc[i].size == in->width &&
-			    f.acc[i].size == want[i].size && f.acc[i].write == want[i].write);
-	if (st != INSN_EMU_MEM_FAULT)
+	/* The accesses made are those announced (up to a failing one); a
+	 * segment load's descriptor accesses come after them. */
+	FUZZ_ASSERT(f.nacc <= nwant || is_seg_load(in));
+	for (unsigned i = 0; i < f.nacc && i < nwant; i++)
+		FUZZ_ASSERT(f.acc[i].linear == want[i].linear && f.acc[i].size == want[i].size &&
+			    f.acc[i].write == want[i].write &&
+			    (f.acc[i].size == in->width || in->op == INSN_OP_VMOV ||
+			     in->op == INSN_OP_JMP_FAR));
+	if (st == INSN_EMU_MEM_FAULT)
+		FUZZ_ASSERT(f.fail_at && f.nacc == f.fail_at);
+	else if (st != INSN_EMU_FAULT && !is_seg_load(in))
 		FUZZ_ASSERT(f.nacc == nwant);
 	else
-		FUZZ_ASSERT(f.fail_at && f.nacc == f.fail_at);
+		FUZZ_ASSERT(f.nacc >= nwant || st == INSN_EMU_FAULT);
 
 	uint64_t ipmask = in->code_bits == 64 ? ~0ull : in->code_bits == 32 ? 0xffffffffull : 0xffff;
 	switch (st) {
 	case INSN_EMU_MEM_FAULT:
+	case INSN_EMU_FAULT:
 		FUZZ_ASSERT(memcmp(&r, &before, sizeof r) == 0);
 		return;
 	case INSN_EMU_DONE:
-		FUZZ_ASSERT(r.rip == ((before.rip + in->len) & ipmask));
+		FUZZ_ASSERT(is_branch(in) || r.rip == ((before.rip + in->len) & ipmask));
 		break;
 	case INSN_EMU_AGAIN: {
 		uint64_t amask = in->addr_size == 8 ? ~0ull : (1ull << (8 * in->addr_size)) - 1;

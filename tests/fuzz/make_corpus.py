@@ -281,8 +281,10 @@ def parse():
 
 # ---- insn: instruction bytes (16-byte window), then the emulation state
 # (tests/fuzz/fuzz_insn.c): per segment base and per register a flag byte,
-# odd = 8 bytes follow, else (registers) 1; then RIP, RFLAGS, fail_at, salt.
-def insn_state(regs=None, segs=None, rip=0x1000, rflags=2, fail_at=0, salt=0x1234):
+# odd = 8 bytes follow, else (registers) 1; then RIP, RFLAGS, fail_at, salt;
+# then (mode) the stack's width flag, CR0, CR4, six selectors, CPL, long
+# mode, GDT base and limit, LDT base, limit and usable.
+def insn_state(regs=None, segs=None, rip=0x1000, rflags=2, fail_at=0, salt=0x1234, mode=b""):
     out = b""
     for i in range(6):
         base = (segs or {}).get(i, 0)
@@ -290,7 +292,14 @@ def insn_state(regs=None, segs=None, rip=0x1000, rflags=2, fail_at=0, salt=0x123
     for i in range(16):
         v = (regs or {}).get(i, 0x10 * i)
         out += b"\x01" + u64(v) if v > 0xff else b"\x00" + bytes([v])
-    return out + u64(rip) + u64(rflags) + bytes([fail_at]) + u64(salt)
+    return out + u64(rip) + u64(rflags) + bytes([fail_at]) + u64(salt) + mode
+
+
+def insn_mode(stack32=1, cr0=0x80000011, cr4=0x20, sels=(0x10, 0x8, 0x10, 0x10, 0, 0), cpl=0,
+              long_mode=1, gdt=(0x2000, 0x3f), ldt=(0, 0, 0)):
+    return (bytes([stack32]) + u64(cr0) + u64(cr4) + b"".join(struct.pack("<H", x) for x in sels) +
+            bytes([cpl, long_mode]) + u64(gdt[0]) + struct.pack("<H", gdt[1]) + u64(ldt[0]) +
+            struct.pack("<H", ldt[1]) + bytes([ldt[2]]))
 
 
 INSN_SEEDS = {
@@ -335,6 +344,40 @@ INSN_SEEDS = {
     "truncated": b"\x89\x80\x00",
 }
 
+# The ops that need the mode part of the state: stack, segments, SSE.
+INSN_MODE_SEEDS = {
+    "xadd": b"\xf0\x0f\xc1\x03",
+    "cmovne": b"\x0f\x45\x03",
+    "btc_reg": b"\x0f\xbb\x0b",
+    "bts_imm": b"\x48\x0f\xba\x2b\x3f",
+    "bsr": b"\x48\x0f\xbd\x03",
+    "shld_cl": b"\x0f\xa5\x0b",
+    "shrd_imm": b"\x48\x0f\xac\x0b\x05",
+    "imul3": b"\x69\x03\x37\x01\x00\x00",
+    "div": b"\x48\xf7\x33",
+    "idiv_byte": b"\xf6\x3b",
+    "smsw": b"\x0f\x01\x23",
+    "mov_from_ss": b"\x8c\x13",
+    "push_mem": b"\xff\x33",
+    "pop_mem_rsp": b"\x8f\x44\x24\x08",
+    "push16": b"\x66\xff\x33",
+    "call_mem": b"\xff\x13",
+    "jmp_mem": b"\xff\x23",
+    "ret_imm": b"\xc2\x10\x00",
+    "leave": b"\xc9",
+    "enter1": b"\xc8\x20\x00\x01",
+    "rep_insb": b"\xf3\x6c",
+    "rep_outsw": b"\xf3\x66\x6f",
+    "movups_load": b"\x0f\x10\x03",
+    "movaps_store": b"\x0f\x29\x03",
+    "movq_mmx": b"\x0f\x7f\x03",
+    "movd_rexw": b"\x66\x48\x0f\x6e\x03",
+    "mov_ss": b"\x8e\x13",
+    "mov_ds_ldt": b"\x8e\x1b",
+    "ltr": b"\x0f\x00\x1b",
+    "jmp_far_rexw": b"\x48\xff\x2b",
+}
+
 
 def insn():
     for name, code in INSN_SEEDS.items():
@@ -347,6 +390,10 @@ def insn():
                      rflags=0x402, fail_at=2))
     write("insn", "wrap_rip16", b"\x8b\x47\x00".ljust(16, b"\x90") +
           insn_state(regs={3: 0xffff, 7: 0xff}, rip=0xfffe, fail_at=0))
+    for name, code in INSN_MODE_SEEDS.items():
+        window = code.ljust(16, b"\x90")[:16]
+        regs = {3: 0x1100, 6: 0x1200, 7: 0x1300, 1: 3, 4: 0x1f00, 5: 0x1f80}
+        write("insn", name, window + insn_state(regs=regs, segs={4: 0x7000}, mode=insn_mode()))
 
 
 # ---- snapshot: images and patches to the flat VM's records (tests/fuzz/fuzz_snapshot.c) ----
