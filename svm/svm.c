@@ -237,6 +237,7 @@ static const struct virt_backend svm_backend = {
 	.event_window = svm_event_window,
 	.guest_cr0 = svm_guest_cr0,
 	.guest_cr4 = svm_guest_cr4,
+	.dr6_in_control_block = true,
 	.pks_switched = svm_pks_switched,
 	.init_state = svm_init_state,
 	.sipi = svm_sipi,

@@ -161,6 +161,11 @@ static bool cpu_check(const void *model, const struct record_limits *lim, char *
 			  fpu->area_bytes);
 		return false;
 	}
+	/* MOV to DR6 raises #GP for bits 63:32 (DR0-DR3 take any address). */
+	if (st->dr6 >> 32) {
+		ksnprintf(err, errlen, "DR6 0x%llx: bits 63:32 set", (unsigned long long)st->dr6);
+		return false;
+	}
 	if (!xcr0_valid(st->xcr0, fpu->xsave ? fpu->xcr0_allowed : XCR0_X87)) {
 		ksnprintf(err, errlen, "XCR0 0x%llx is not one XSETBV accepts here (allowed 0x%llx)",
 			  (unsigned long long)st->xcr0, (unsigned long long)fpu->xcr0_allowed);
@@ -179,6 +184,8 @@ static void cpu_fields(void *model, struct field_io *io)
 	FIELD(io, st->regs);
 	FIELD(io, st->xcr0);
 	FIELD(io, st->guest_tsc);
+	FIELD(io, st->db);
+	FIELD(io, st->dr6);
 	FIELD(io, st->halted);
 	FIELD(io, st->wait_sipi);
 	FIELD(io, st->reserved);
@@ -189,9 +196,10 @@ static void cpu_fields(void *model, struct field_io *io)
 }
 
 /* Version 2: each backend's part holds the event on its way into the guest,
- * the interrupt shadow and NMI blocking (svm/ and vmx/saved_state.h). */
+ * the interrupt shadow and NMI blocking (svm/ and vmx/saved_state.h).
+ * Version 3: DR0-DR3 and DR6, which neither control block holds. */
 const struct record_type cpu_record = {
-	.id = REC_CPU, .version = 2, .per_vcpu = true, .name = "cpu",
+	.id = REC_CPU, .version = 3, .per_vcpu = true, .name = "cpu",
 	.model_bytes = sizeof(struct vcpu_state), .fields = cpu_fields, .check = cpu_check,
 };
 

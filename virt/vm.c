@@ -14,6 +14,7 @@
 #include "mm/mmu_config.h"
 #include "mm/cow.h"
 #include "virt/msr.h"
+#include "virt/debugreg.h"
 #include "virt/fpu.h"
 #include "loader/bzimage_loader.h"
 #include "loader/mb1_loader.h"
@@ -199,6 +200,7 @@ static void vcpu_free(struct vcpu *v)
 	if (v->arch)
 		backend->vcpu_destroy(v);
 	fpu_vcpu_free(v);
+	debugreg_forget(v);
 	tdp_table_cache_release(v->table_cache);
 	frame_free(va_to_pa(v), order_for(sizeof(struct vcpu_alloc)));
 }
@@ -269,6 +271,7 @@ static int vm_add_vcpus(struct vm *vm, unsigned n)
 		 * booted (a restored vCPU state sets its own). */
 		v->tsc_offset = -(int64_t)vm->created_tsc;
 		v->misc_enable = MISC_ENABLE_RESET;
+		v->dr6 = DR6_RESET;
 		mce_msrs_reset(&v->mce);
 		lapic_init(v->apic, &vm->apic_bus, i, i == 0, tsc_khz());
 		if (fpu_vcpu_init(v) || backend->vcpu_create(v))

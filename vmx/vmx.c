@@ -438,6 +438,7 @@ static const struct virt_backend vmx_backend = {
 	.event_window = vmx_event_window,
 	.guest_cr0 = vmx_guest_cr0,
 	.guest_cr4 = vmx_guest_cr4,
+	.dr6_in_control_block = false,
 	.pks_switched = vmx_pks_switched,
 	.vcpu_load = vmx_vcpu_load,
 	.vcpu_put = vmx_vcpu_put,

@@ -15,6 +15,8 @@
  *   probe     CPUID, hypercalls with garbage arguments, port reads
  *   mmio      pc-testdev's MMIO scratch (its own word), now and then a read
  *             past RAM
+ *   dr        DR0-DR3 and DR6's B0-B3 still hold what this CPU last wrote
+ *             (other vCPUs share its host CPU), then new values
  * Each CPU's slice of SLICE_PAGES pages holds values it alone knows; a
  * word that differs is a failure. At the end the BSP checks every slice
  * again and prints "PASS storm: N CPUs, K steps each: counts" or "FAIL
@@ -35,15 +37,16 @@
 #define CPUID_PGE (1u << 13)
 #define PRINT_BAD_MAX 4 /* bad words printed per CPU */
 
-enum op { OP_FLUSH, OP_FLUSH_ANY, OP_RELEASE, OP_CR, OP_TRIP, OP_PROBE, OP_MMIO, OP_COUNT };
+enum op { OP_FLUSH, OP_FLUSH_ANY, OP_RELEASE, OP_CR, OP_TRIP, OP_PROBE, OP_MMIO, OP_DR, OP_COUNT };
 
 static const char *const op_names[OP_COUNT] = { "flush", "flush-any", "release", "cr", "trip",
-						 "probe", "mmio" };
-static const unsigned op_weights[OP_COUNT] = { 30, 10, 8, 15, 10, 15, 12 };
+						 "probe", "mmio", "dr" };
+static const unsigned op_weights[OP_COUNT] = { 30, 10, 8, 15, 10, 15, 12, 10 };
 
 struct storm_cpu {
 	uint64_t rng;
 	uint64_t value[SLICE_PAGES];	/* each page's value, 0: all zero */
+	uint64_t dr[5];			/* DR0-DR3 and DR6's B0-B3 as last written */
 	unsigned long count[OP_COUNT];
 	unsigned long bad;
 } __attribute__((aligned(64)));
@@ -241,6 +244,38 @@ static void op_mmio(unsigned cpu)
 		fail_step(cpu, "a read past RAM at 0x%lx gives 0x%lx", ram_end, v);
 }
 
+#define DR6_B0_B3 0xful
+#define DR6_RESET 0xffff0ff0ul
+#define READ_DR(n, v) __asm__ volatile("mov %%db" #n ", %0" : "=r"(v))
+#define WRITE_DR(n, v) __asm__ volatile("mov %0, %%db" #n ::"r"(v))
+
+/* No breakpoint is armed (DR7 keeps its reset value): the addresses are
+ * only values, which must not change while other vCPUs run. */
+static void op_dr(unsigned cpu)
+{
+	struct storm_cpu *c = &cpus[cpu];
+	uint64_t got[5], x = next(c);
+
+	READ_DR(0, got[0]);
+	READ_DR(1, got[1]);
+	READ_DR(2, got[2]);
+	READ_DR(3, got[3]);
+	READ_DR(6, got[4]);
+	got[4] &= DR6_B0_B3;
+	for (unsigned i = 0; i < 5; i++)
+		if (got[i] != c->dr[i])
+			fail_step(cpu, "DR%u reads 0x%lx, this CPU wrote 0x%lx", i < 4 ? i : 6,
+				  got[i], c->dr[i]);
+	for (unsigned i = 0; i < 4; i++)
+		c->dr[i] = x * (i + 1) ^ (uint64_t)cpu << 56;
+	c->dr[4] = x & DR6_B0_B3;
+	WRITE_DR(0, c->dr[0]);
+	WRITE_DR(1, c->dr[1]);
+	WRITE_DR(2, c->dr[2]);
+	WRITE_DR(3, c->dr[3]);
+	WRITE_DR(6, DR6_RESET | c->dr[4]);
+}
+
 static enum op pick(struct storm_cpu *c)
 {
 	unsigned total = 0, r;
@@ -291,6 +326,9 @@ static void storm_cpu(unsigned cpu)
 			break;
 		case OP_PROBE:
 			op_probe(cpu);
+			break;
+		case OP_DR:
+			op_dr(cpu);
 			break;
 		default:
 			op_mmio(cpu);

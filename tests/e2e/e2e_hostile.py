@@ -47,10 +47,14 @@ MODES = [
     ("h-spin", "spin", "timeout=2", "vm h-spin stopped: timeout"),
     ("h-exits", "exits", "timeout=2", "vm h-exits stopped: timeout"),
     ("h-modes", "modes", "", "vm h-modes stopped: triple fault"),
+    # Three vCPUs on one host CPU (the machine's only one, or pinned): each
+    # keeps its own DR0-DR3 and DR6 (virt/debugreg.c), among the storm's ops.
+    ("h-storm", "storm cpus=3 iters=120 seed=5", "", None),
 ]
 
 # `vm create` options beyond the memory size.
-CREATE_OPTS = {"h-mmio-rs": "strict_mmio=on", "h-mmio-ws": "strict_mmio=on"}
+CREATE_OPTS = {"h-mmio-rs": "strict_mmio=on", "h-mmio-ws": "strict_mmio=on",
+               "h-storm": "vcpus=3 cpus=0"}
 
 # The hostile guest's PASS lines that must appear, per mode (a prefix of
 # each is enough).
@@ -72,6 +76,7 @@ MUST_PASS = {
     "h-cpuid": ["every leaf answers the same twice", "leaf 1 ECX", "SVM hidden",
                 "leaf 0x40000000: \"sprig-hv\""],
     "h-ports": ["port reads", "the PIC masks"],
+    "h-storm": ["storm: 3 CPUs, 120 steps each"],
     "h-modes": ["long -> compatibility -> protected (paging off) -> real -> protected -> long",
                 "on the way, 32-bit and PAE paging with CR0, CR3 and CR4 writes (2 of 2)",
                 "WRMSR of an all-ones PAT in real mode: #GP through the IVT (1 times)",

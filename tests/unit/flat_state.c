@@ -62,6 +62,7 @@ void flat_vcpu_state(struct vcpu_state *st, const char *backend, uint32_t xsave_
 	st->regs.rip = entry;
 	st->regs.rflags = RFLAGS_FIXED;
 	st->xcr0 = XCR0_X87;
+	st->dr6 = 0xffff0ff0; /* DR6 at reset */
 	st->xsave_bytes = xsave_bytes;
 	memcpy(st->xsave + 0, &(uint16_t){ 0x37f }, 2);     /* FCW */
 	memcpy(st->xsave + 24, &(uint32_t){ 0x1f80 }, 4);   /* MXCSR */

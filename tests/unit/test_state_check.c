@@ -451,6 +451,8 @@ TEST(vm_state_fields)
 		  offsetof(struct lapic, apic_base), 8, 0xfee00900 },
 		{ "record cpu 2: halted and waiting", P_CPU, 2, offsetof(struct vcpu_state, halted), 1, 1 },
 		{ "record cpu 2: XCR0 0x0", P_CPU, 2, offsetof(struct vcpu_state, xcr0), 8, 0 },
+		{ "record cpu 1: DR6 0x1ffff0ff0: bits 63:32 set", P_CPU, 1,
+		  offsetof(struct vcpu_state, dr6), 8, 0x1ffff0ff0ull },
 		{ "record cpu 2: the state is from the 'vmx' backend", P_CPU, 2,
 		  offsetof(struct vcpu_state, backend), 4, 0x00786d76 },
 		{ "record cpu 1: SVM state: reserved RFLAGS", P_CPU, 1, offsetof(struct vcpu_state, regs.rflags), 8, 0 },
@@ -497,7 +499,7 @@ TEST(vm_state_records)
 		if (!strstr(err, reason)) fprintf(stderr, "  '%s' lacks '%s'\n", err, reason);      \
 		CHECK(strstr(err, reason) != NULL); } while (0)
 	REFUSED(cpu0->id = 999, "unknown record id 999");
-	REFUSED(cpu0->version = 7, "record cpu 0: version 7, this sprig reads 2");
+	REFUSED(cpu0->version = 7, "record cpu 0: version 7, this sprig reads 3");
 	REFUSED(first->version = 0, "record vm: version 0");
 	REFUSED(cpu0->length -= 8, "record cpu 0: ");
 	REFUSED(cpu0->length = 0xfffffff0u, "run past the");
