@@ -180,9 +180,10 @@ struct virt_backend {
 	/* Does the guest's IA32_PKRS reach the CPU while it runs? CPUID offers
 	 * PKS (CR4.PKS, the MSR) only then. */
 	bool (*pks_switched)(void);
-	/* Does the control block hold the guest's DR6 (SVM's VMCB does; VMX
-	 * leaves DR6 in the CPU, as DR0-DR3 on both: virt/debugreg.c)? */
-	bool dr6_in_control_block;
+	/* Does the control block hold the guest's DR6 and CR2 (SVM's VMCB
+	 * does; VMX leaves them in the CPU, as DR0-DR3 on both:
+	 * virt/live_regs.c)? */
+	bool dr6_cr2_in_control_block;
 	/* Make the vCPU's control block usable on this CPU, and let it go
 	 * again: around each CPU's run of the vCPU and around every access
 	 * from another CPU (state save and load, dumps). VMX: VMPTRLD, and
@@ -265,9 +266,9 @@ struct vcpu {
 	void *arch;            /* the backend's state: VMCB or VMCS and friends */
 	uint8_t *xsave;        /* the guest's FPU/SSE/AVX state, 64-byte aligned */
 	uint64_t xcr0;         /* the guest's XCR0 */
-	/* The guest's DR0-DR3, and DR6 where the control block does not hold
-	 * it (VMX), while they are not in a CPU (virt/debugreg.h). */
-	uint64_t db[4], dr6;
+	/* The guest's DR0-DR3, and DR6 and CR2 where the control block does not
+	 * hold them (VMX), while they are not in a CPU (virt/live_regs.h). */
+	uint64_t db[4], dr6, cr2;
 	int64_t tsc_offset;    /* guest TSC = host TSC + tsc_offset */
 	uint32_t tsc_aux;      /* the guest's TSC_AUX: RDTSCP and RDPID read it */
 	uint32_t pkrs;         /* the guest's IA32_PKRS: supervisor protection keys */

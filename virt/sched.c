@@ -10,8 +10,8 @@
 #include "arch/x86/percpu.h"
 #include "arch/x86/tsc.h"
 #include "lib/print.h"
-#include "virt/debugreg.h"
 #include "virt/fpu.h"
+#include "virt/live_regs.h"
 #include "virt/steal_time.h"
 #include "virt/vcpu_run.h"
 
@@ -244,12 +244,13 @@ static struct vcpu *cpu_idle(struct sched_cpu *c)
 	return v;
 }
 
-/* This CPU stops running v: its control block, FPU state and debug
- * registers go where another CPU (or the console) can take them. */
+/* This CPU stops running v: its control block, FPU state and the registers
+ * the control block lacks go where another CPU (or the console) can take
+ * them. */
 static void cpu_leaves(struct vcpu *v)
 {
 	fpu_vcpu_put(v);
-	debugreg_put(v);
+	live_regs_put(v);
 	vcpu_put(v);
 }
 

@@ -186,6 +186,7 @@ static void cpu_fields(void *model, struct field_io *io)
 	FIELD(io, st->guest_tsc);
 	FIELD(io, st->db);
 	FIELD(io, st->dr6);
+	FIELD(io, st->cr2);
 	FIELD(io, st->halted);
 	FIELD(io, st->wait_sipi);
 	FIELD(io, st->reserved);
@@ -197,7 +198,8 @@ static void cpu_fields(void *model, struct field_io *io)
 
 /* Version 2: each backend's part holds the event on its way into the guest,
  * the interrupt shadow and NMI blocking (svm/ and vmx/saved_state.h).
- * Version 3: DR0-DR3 and DR6, which neither control block holds. */
+ * Version 3: DR0-DR3, and VMX's DR6 and CR2, which the control block does
+ * not hold (virt/live_regs.h). */
 const struct record_type cpu_record = {
 	.id = REC_CPU, .version = 3, .per_vcpu = true, .name = "cpu",
 	.model_bytes = sizeof(struct vcpu_state), .fields = cpu_fields, .check = cpu_check,

@@ -12,8 +12,8 @@
 #include "virt/io.h"
 #include "virt/msr.h"
 #include "virt/vm.h"
-#include "virt/debugreg.h"
 #include "virt/fpu.h"
+#include "virt/live_regs.h"
 #include "virt/mmio.h"
 #include "virt/pv_eoi.h"
 #include "virt/sched.h"
@@ -195,7 +195,7 @@ bool vcpu_wants_cpu(struct vcpu *v)
 void vcpu_init_state(struct vcpu *v)
 {
 	backend->init_state(v);
-	debugreg_reset(v);
+	live_regs_reset(v);
 	v->regs = (struct vcpu_regs){ .rip = RESET_RIP, .rflags = RFLAGS_FIXED,
 				      .rdx = cpuid(1, 0).eax /* the processor signature */ };
 	v->halted = false;
@@ -307,7 +307,7 @@ void vcpu_run_slice(struct vcpu *v, uint64_t end)
 		if (!ready)
 			return;
 		fpu_enter(v);
-		debugreg_enter(v);
+		live_regs_enter(v);
 		entered = enter(v, &e);
 		fpu_exit(v);
 		pv_eoi_after_exit(v);

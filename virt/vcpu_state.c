@@ -39,6 +39,7 @@ static bool stage_cpu(struct vcpu *v, uint64_t now, char *err, size_t errlen)
 	st->xcr0 = v->xcr0;
 	memcpy(st->db, v->db, sizeof(st->db));
 	st->dr6 = v->dr6;
+	st->cr2 = v->cr2;
 	st->guest_tsc = now + (uint64_t)v->tsc_offset;
 	/* A kicked halt has ended, as KVM's KVM_GET_MP_STATE reports it. */
 	st->halted = v->halted && !v->pv_unhalted;
@@ -175,6 +176,7 @@ static bool load_cpu(struct vcpu *v, const struct vcpu_state *st, uint64_t now)
 	v->xcr0 = st->xcr0;
 	memcpy(v->db, st->db, sizeof(v->db));
 	v->dr6 = st->dr6;
+	v->cr2 = st->cr2;
 	memcpy(v->xsave, st->xsave, st->xsave_bytes);
 	v->halted = st->halted;
 	v->wait_sipi = st->wait_sipi;

@@ -23,7 +23,7 @@ struct vcpu_state {
 	struct vcpu_regs regs;
 	uint64_t xcr0;
 	uint64_t guest_tsc;    /* the vCPU's TSC when captured: it resumes there */
-	uint64_t db[4], dr6;   /* the guest's DR0-DR3 and (VMX) DR6: virt/debugreg.h */
+	uint64_t db[4], dr6, cr2; /* DR0-DR3, and (VMX) DR6 and CR2: virt/live_regs.h */
 	/* The run loop's (struct vcpu): 0 or 1 each, the rest zero. */
 	uint8_t halted;        /* after HLT, waiting for an interrupt */
 	uint8_t wait_sipi;     /* an AP after INIT, waiting for a start-up IPI */

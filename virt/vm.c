@@ -14,8 +14,8 @@
 #include "mm/mmu_config.h"
 #include "mm/cow.h"
 #include "virt/msr.h"
-#include "virt/debugreg.h"
 #include "virt/fpu.h"
+#include "virt/live_regs.h"
 #include "loader/bzimage_loader.h"
 #include "loader/mb1_loader.h"
 #include "virt/msr_policy.h"
@@ -200,7 +200,7 @@ static void vcpu_free(struct vcpu *v)
 	if (v->arch)
 		backend->vcpu_destroy(v);
 	fpu_vcpu_free(v);
-	debugreg_forget(v);
+	live_regs_forget(v);
 	tdp_table_cache_release(v->table_cache);
 	frame_free(va_to_pa(v), order_for(sizeof(struct vcpu_alloc)));
 }

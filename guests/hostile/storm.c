@@ -15,8 +15,8 @@
  *   probe     CPUID, hypercalls with garbage arguments, port reads
  *   mmio      pc-testdev's MMIO scratch (its own word), now and then a read
  *             past RAM
- *   dr        DR0-DR3 and DR6's B0-B3 still hold what this CPU last wrote
- *             (other vCPUs share its host CPU), then new values
+ *   regs      DR0-DR3, DR6's B0-B3 and CR2 still hold what this CPU last
+ *             wrote (other vCPUs share its host CPU), then new values
  * Each CPU's slice of SLICE_PAGES pages holds values it alone knows; a
  * word that differs is a failure. At the end the BSP checks every slice
  * again and prints "PASS storm: N CPUs, K steps each: counts" or "FAIL
@@ -37,16 +37,17 @@
 #define CPUID_PGE (1u << 13)
 #define PRINT_BAD_MAX 4 /* bad words printed per CPU */
 
-enum op { OP_FLUSH, OP_FLUSH_ANY, OP_RELEASE, OP_CR, OP_TRIP, OP_PROBE, OP_MMIO, OP_DR, OP_COUNT };
+enum op { OP_FLUSH, OP_FLUSH_ANY, OP_RELEASE, OP_CR, OP_TRIP, OP_PROBE, OP_MMIO, OP_REGS,
+	  OP_COUNT };
 
 static const char *const op_names[OP_COUNT] = { "flush", "flush-any", "release", "cr", "trip",
-						 "probe", "mmio", "dr" };
+						 "probe", "mmio", "regs" };
 static const unsigned op_weights[OP_COUNT] = { 30, 10, 8, 15, 10, 15, 12, 10 };
 
 struct storm_cpu {
 	uint64_t rng;
 	uint64_t value[SLICE_PAGES];	/* each page's value, 0: all zero */
-	uint64_t dr[5];			/* DR0-DR3 and DR6's B0-B3 as last written */
+	uint64_t regs[6];		/* DR0-DR3, DR6's B0-B3, CR2 as last written */
 	unsigned long count[OP_COUNT];
 	unsigned long bad;
 } __attribute__((aligned(64)));
@@ -249,12 +250,14 @@ static void op_mmio(unsigned cpu)
 #define READ_DR(n, v) __asm__ volatile("mov %%db" #n ", %0" : "=r"(v))
 #define WRITE_DR(n, v) __asm__ volatile("mov %0, %%db" #n ::"r"(v))
 
-/* No breakpoint is armed (DR7 keeps its reset value): the addresses are
- * only values, which must not change while other vCPUs run. */
-static void op_dr(unsigned cpu)
+/* No breakpoint is armed (DR7 keeps its reset value), and nothing here page
+ * faults: the values are only values, which must not change while other
+ * vCPUs run. */
+static void op_regs(unsigned cpu)
 {
+	static const char *const names[6] = { "DR0", "DR1", "DR2", "DR3", "DR6", "CR2" };
 	struct storm_cpu *c = &cpus[cpu];
-	uint64_t got[5], x = next(c);
+	uint64_t got[6], x = next(c);
 
 	READ_DR(0, got[0]);
 	READ_DR(1, got[1]);
@@ -262,18 +265,21 @@ static void op_dr(unsigned cpu)
 	READ_DR(3, got[3]);
 	READ_DR(6, got[4]);
 	got[4] &= DR6_B0_B3;
-	for (unsigned i = 0; i < 5; i++)
-		if (got[i] != c->dr[i])
-			fail_step(cpu, "DR%u reads 0x%lx, this CPU wrote 0x%lx", i < 4 ? i : 6,
-				  got[i], c->dr[i]);
+	__asm__ volatile("mov %%cr2, %0" : "=r"(got[5]));
+	for (unsigned i = 0; i < 6; i++)
+		if (got[i] != c->regs[i])
+			fail_step(cpu, "%s reads 0x%lx, this CPU wrote 0x%lx", names[i], got[i],
+				  c->regs[i]);
 	for (unsigned i = 0; i < 4; i++)
-		c->dr[i] = x * (i + 1) ^ (uint64_t)cpu << 56;
-	c->dr[4] = x & DR6_B0_B3;
-	WRITE_DR(0, c->dr[0]);
-	WRITE_DR(1, c->dr[1]);
-	WRITE_DR(2, c->dr[2]);
-	WRITE_DR(3, c->dr[3]);
-	WRITE_DR(6, DR6_RESET | c->dr[4]);
+		c->regs[i] = x * (i + 1) ^ (uint64_t)cpu << 56;
+	c->regs[4] = x & DR6_B0_B3;
+	c->regs[5] = x ^ 0x5a5a5a5a5a5a5a5aul;
+	WRITE_DR(0, c->regs[0]);
+	WRITE_DR(1, c->regs[1]);
+	WRITE_DR(2, c->regs[2]);
+	WRITE_DR(3, c->regs[3]);
+	WRITE_DR(6, DR6_RESET | c->regs[4]);
+	__asm__ volatile("mov %0, %%cr2" ::"r"(c->regs[5]));
 }
 
 static enum op pick(struct storm_cpu *c)
@@ -327,8 +333,8 @@ static void storm_cpu(unsigned cpu)
 		case OP_PROBE:
 			op_probe(cpu);
 			break;
-		case OP_DR:
-			op_dr(cpu);
+		case OP_REGS:
+			op_regs(cpu);
 			break;
 		default:
 			op_mmio(cpu);

@@ -48,7 +48,8 @@ MODES = [
     ("h-exits", "exits", "timeout=2", "vm h-exits stopped: timeout"),
     ("h-modes", "modes", "", "vm h-modes stopped: triple fault"),
     # Three vCPUs on one host CPU (the machine's only one, or pinned): each
-    # keeps its own DR0-DR3 and DR6 (virt/debugreg.c), among the storm's ops.
+    # keeps its own DR0-DR3, DR6 and CR2 (virt/live_regs.c), among the
+    # storm's ops.
     ("h-storm", "storm cpus=3 iters=120 seed=5", "", None),
 ]
 
