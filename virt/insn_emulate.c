@@ -166,6 +166,12 @@ static bool writes_operand(const struct insn *in)
 	}
 }
 
+/* SHLD/SHRD's count: CL or the imm8, masked as the CPU masks it. */
+static unsigned shift_count(const struct insn *in, const struct vcpu_regs *r)
+{
+	return (unsigned)(in->sub ? r->rcx : in->imm) & (in->width == 8 ? 63 : 31);
+}
+
 static void set_arith_flags(struct vcpu_regs *r, uint64_t fl, uint64_t which)
 {
 	r->rflags = (r->rflags & ~which) | (fl & which);
@@ -339,7 +345,7 @@ static enum insn_emu_status emulate_modrm(const struct emu *e, struct vcpu_regs 
 		return emulate_muldiv(e, r, v);
 	case INSN_OP_SHLD:
 	case INSN_OP_SHRD: {
-		unsigned count = (unsigned)(in->sub ? r->rcx : in->imm) & (w == 8 ? 63 : 31);
+		unsigned count = shift_count(in, r);
 		if (!count)
 			return INSN_EMU_DONE; /* no shift: memory and flags stay */
 		src = insn_reg_read(r, in->reg, false, w);
@@ -422,17 +428,15 @@ unsigned insn_accesses(const struct insn *in, const struct guest_mode *m,
 		return insn_string_accesses(in, m, regs, out);
 	if (insn_is_stack(in))
 		return insn_stack_accesses(in, m, regs, out);
-	if (insn_is_seg_load(in)) {
-		uint64_t a = insn_operand_linear(in, m, regs);
-		if (in->op != INSN_OP_JMP_FAR)
-			return out[0] = (struct insn_access){ a, 2, false }, 1;
-		out[0] = (struct insn_access){ a, in->width, false };
-		out[1] = (struct insn_access){ a + in->width, 2, false };
-		return 2;
-	}
 	uint64_t addr = insn_operand_linear(in, m, regs);
-	bool no_shift = (in->op == INSN_OP_SHLD || in->op == INSN_OP_SHRD) &&
-			!((in->sub ? regs->rcx : in->imm) & (in->width == 8 ? 63 : 31));
+	if (insn_is_seg_load(in)) { /* the selector, after a far jump's offset */
+		uint64_t sel = in->op == INSN_OP_JMP_FAR ? addr + in->width : addr;
+		if (in->op == INSN_OP_JMP_FAR)
+			out[n++] = (struct insn_access){ addr, in->width, false };
+		out[n++] = (struct insn_access){ sel, 2, false };
+		return n;
+	}
+	bool no_shift = (in->op == INSN_OP_SHLD || in->op == INSN_OP_SHRD) && !shift_count(in, regs);
 	if (in->op == INSN_OP_VMOV && in->width == 16) {
 		out[0] = (struct insn_access){ addr, 8, in->mem_is_dst };
 		out[1] = (struct insn_access){ addr + 8, 8, in->mem_is_dst };
