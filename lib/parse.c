@@ -63,6 +63,28 @@ bool parse_u64_in(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
+bool parse_u64_list(const char *s, uint64_t min, uint64_t max, uint64_t *out, unsigned max_n,
+		    unsigned *n)
+{
+	char item[24];
+
+	for (*n = 0;; s++) {
+		size_t len = 0;
+
+		while (s[len] && s[len] != ',')
+			len++;
+		if (*n == max_n || len >= sizeof(item))
+			return false;
+		memcpy(item, s, len);
+		item[len] = 0;
+		if (!parse_u64_in(item, min, max, &out[(*n)++]))
+			return false;
+		s += len;
+		if (!*s)
+			return true;
+	}
+}
+
 bool parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	uint64_t v;

@@ -14,6 +14,10 @@ bool parse_size(const char *s, uint64_t *out);
  * with a range goes through these, so no caller multiplies an unchecked value. */
 bool parse_u64_in(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 bool parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* A comma-separated list of 1 to max_n numbers, each in [min, max] ("1,2,4");
+ * *n gets the count. */
+bool parse_u64_list(const char *s, uint64_t min, uint64_t max, uint64_t *out, unsigned max_n,
+		    unsigned *n);
 
 /* Names of VMs, clones and images: 1 to NAME_LEN_MAX characters of
  * A-Z a-z 0-9 _ -, checked the same way everywhere and never cut. */

@@ -5,14 +5,19 @@ runs work on each and sends IPIs between them; under sprig with vcpus=2 and 4
 it must pass what it passes bare under `qemu -smp N`
 (tests/e2e/e2e_smp_guest.py). Also: `vm create` refuses vCPU counts and CPU
 lists this machine cannot take, stats count exits per vCPU, the MMU audit
-stays clean, and a kernel that never starts its APs runs as before."""
+stays clean, and a kernel that never starts its APs runs as before.
+On four CPUs, `bench faults` (fault throughput against vCPUs) runs its
+counts and the exit probe's CPUID loop; the same probe bare is QEMU's own
+VMRUN/VMMCALL loop."""
 import os
 import re
 
+from bare import run_bare
 from e2e_smp_guest import check_sprig_run
-from machine import GUESTS_DIR, PROMPT, BochsConsole, Machine, make_iso, scenario_main
+from machine import (GUESTS_DIR, PROMPT, BochsConsole, Machine, bench_lines, make_iso,
+                     scenario_main)
 
-SCENARIOS = ["vcpus_svm", "vcpus_smp4", "vcpus_overcommit", "vcpus_vmx"]
+SCENARIOS = ["vcpus_svm", "vcpus_smp4", "vcpus_overcommit", "vcpus_vmx", "probe_bare"]
 
 
 def run_smp(check, m, n, prefix="svm", args="", shared=False):
@@ -110,11 +115,36 @@ def vcpus_svm(check):
         m.close()
 
 
+FAULT_COUNTS = (1, 2, 4)
+FAULT_MIB = 2
+PROBE_EXITS = 5000
+
+
+def check_faults_bench(check, m):
+    """bench faults: a row per vCPU count, each vCPU's every page one fault
+    at least, the vCPUs on CPUs 1-3; the CPUID loop's every CPUID an exit;
+    bad arguments refused with the usage."""
+    out = m.command("bench faults vcpus=%s mib=%d runs=1 exits=%d" % (
+        ",".join(str(n) for n in FAULT_COUNTS), FAULT_MIB, PROBE_EXITS), timeout=300)
+    rows = {int(r["vcpus"]): r for r in bench_lines(out, "faults")}
+    check("smp4/faults-rows", sorted(rows) == list(FAULT_COUNTS) and
+          all(r["ok"] == "yes" and r["in"] == "guest" and
+              int(r["faults"]) >= n * FAULT_MIB * 256 and int(r["host_cpus"]) == min(n, 3) and
+              int(r["time_ns"]) > 0 and int(r["cycles_per_fault"]) > 0
+              for n, r in rows.items()), out)
+    loop = bench_lines(out, "exitloop")
+    check("smp4/faults-exit-loop", len(loop) == 1 and loop[0]["ok"] == "yes" and
+          loop[0]["mode"] == "cpuid" and int(loop[0]["exits"]) >= PROBE_EXITS and
+          int(loop[0]["cycles_per_exit"]) > 0, out)
+    out = m.command("bench faults vcpus=1,0")
+    check("smp4/faults-bad-args", "bad arguments" in out and "@bench" not in out, out)
+
+
 def vcpus_smp4(check):
     """Four host CPUs: vCPUs on CPUs 1-3 (the console's CPU 0 only watches),
     IPIs and the remote flush's kicks crossing CPUs."""
     m = Machine(make_iso("vcpus-smp4", "", [os.path.join(GUESTS_DIR, g + ".elf")
-                                            for g in ("smp", "stale")]), smp=4)
+                                            for g in ("smp", "stale", "exitprobe")]), smp=4)
     try:
         m.expect(PROMPT, timeout=60)
         out = m.command("vm create bad smp vcpus=2 cpus=1,4")
@@ -127,10 +157,21 @@ def vcpus_smp4(check):
         # Overcommitted: sixteen on CPUs 1-3.
         run_smp(check, m, 16, "smp4", "rounds=20", shared=True)
         check_stale(check, "smp4", m, 1000)
+        check_faults_bench(check, m)
         out = m.command("version")
         check("smp4/sprig-goes-on", "sprig " in out, out)
     finally:
         m.close()
+
+
+def probe_bare(check):
+    """The exit probe bare, as the host of a nested guest that only runs
+    VMMCALL: every #VMEXIT is VMMCALL's, and it says how long they took."""
+    status, out = run_bare("exitprobe", "exits=%d" % PROBE_EXITS, timeout=120)
+    rows = bench_lines(out, "exitloop")
+    check("bare/exit-probe", status == 0 and len(rows) == 1 and rows[0]["in"] == "bare" and
+          rows[0]["mode"] == "svm" and int(rows[0]["exits"]) == PROBE_EXITS and
+          int(rows[0]["cycles_per_exit"]) > 0 and int(rows[0]["exits_per_s"]) > 0, out)
 
 
 def vcpus_overcommit(check):

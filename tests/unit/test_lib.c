@@ -469,6 +469,26 @@ TEST(lib_parse_size)
 	CHECK(v == 7);
 }
 
+TEST(lib_parse_u64_list)
+{
+	uint64_t v[4];
+	unsigned n = 9;
+
+	CHECK(parse_u64_list("1,2,4", 1, 128, v, 4, &n) && n == 3 && v[0] == 1 && v[1] == 2 &&
+	      v[2] == 4);
+	CHECK(parse_u64_list("0x10", 1, 128, v, 4, &n) && n == 1 && v[0] == 16);
+	CHECK(parse_u64_list("1,2,3,4", 1, 128, v, 4, &n) && n == 4);
+	CHECK(!parse_u64_list("1,2,3,4,5", 1, 128, v, 4, &n)); /* more than max_n */
+	CHECK(!parse_u64_list("", 1, 128, v, 4, &n));
+	CHECK(!parse_u64_list("1,", 1, 128, v, 4, &n));
+	CHECK(!parse_u64_list(",1", 1, 128, v, 4, &n));
+	CHECK(!parse_u64_list("1,,2", 1, 128, v, 4, &n));
+	CHECK(!parse_u64_list("0", 1, 128, v, 4, &n));   /* below min */
+	CHECK(!parse_u64_list("129", 1, 128, v, 4, &n)); /* above max */
+	CHECK(!parse_u64_list("1,x", 1, 128, v, 4, &n));
+	CHECK(!parse_u64_list("123456789012345678901234", 1, ~0ull, v, 4, &n));
+}
+
 TEST(lib_parse_split_words)
 {
 	char line[] = "  vm  create\tname=a   mem=64M ";
