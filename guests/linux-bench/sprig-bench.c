@@ -4,6 +4,7 @@
  *   sprig-bench exec  [threads=N] [mib=N] [rounds=R]
  *   sprig-bench dirty [threads=N] [mib=N] [rounds=R] [writes=P]
  *   sprig-bench restore [mib=N]
+ *   sprig-bench boot
  *   sprig-bench report [threads=N] [mib=N] [rounds=R] [cycles=C] [ms=T]
  *
  * Each round runs the workload once; under sprig, `bench zap|exec|dirty
@@ -33,6 +34,8 @@
  *   frees) hands the freed 2 MiB blocks to the balloon and the host discards
  *   them; the next cycle reuses, refaults and frees the same blocks. One
  *   unmeasured cycle comes first.
+ * boot: stop at BEGIN at once, with the CPUs online as the data word: the
+ *   host times the boot up to the workload's start (`bench boot`).
  * restore: write a word into every page, then stop at BEGIN, where the host
  *   snapshots the VM; each VM restored from that snapshot goes on from there
  *   and reads every page's word back (the touch the host times), then ends.
@@ -391,6 +394,16 @@ static uint64_t restore_word(size_t p)
 	return p * 0x9e3779b97f4a7c15ull ^ 0x5350524752535452ull;
 }
 
+static int boot(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+
+	word((uint32_t)online);
+	command(BENCH_CMD_BEGIN);
+	printf("sprig-bench boot: %ld CPUs online\n", online);
+	return online < 1;
+}
+
 static int restore(const struct options *o)
 {
 	struct area a;
@@ -544,7 +557,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2 || !parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore|report [threads=1..%d] "
+		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore|report|boot [threads=1..%d] "
 			"[mib=N] [rounds=R] [ms=T] [writes=P] [cycles=C]\n", THREADS_MAX);
 		return 2;
 	}
@@ -559,6 +572,8 @@ int main(int argc, char **argv)
 		rc = restore(&o);
 	else if (strcmp(argv[1], "report") == 0)
 		rc = report(&o);
+	else if (strcmp(argv[1], "boot") == 0)
+		rc = boot();
 	else
 		rc = 2;
 	printf("sprig-bench %s: %s\n", argv[1], rc ? "FAILED" : "ok");

@@ -1,13 +1,13 @@
 """The proposals' workloads inside a Linux guest, a smoke run (`bench zap|exec|
-dirty guest=linux`, bench/linux_*.c, and `bench reporting`, bench/reporting.c,
-with guests/linux-bench/sprig-bench):
+dirty|boot guest=linux`, bench/linux_*.c and bench/boot_linux.c, and `bench
+reporting`, bench/reporting.c, with guests/linux-bench/sprig-bench):
 one boot of sprig under QEMU with 3 CPUs, each scenario boots Debian's kernel
 on 2 vCPUs and takes turns with sprig-bench through the bench port. Checked
 from each run's @bench lines, off and on: the workload's data intact, the
 host's counters moving as each optimisation says (exec: split on fault maps
 with fewer faults and splits; dirty: every frame the guest wrote is in the
 log; zap: the hint skips empty leaf tables only when on, and with it the zaps
-visit fewer entries), the MMU audit clean (a failed audit fails the scenario's
+visit fewer entries; boot: Linux brings both vCPUs online), the MMU audit clean (a failed audit fails the scenario's
 data). Figures are `make report`'s; a bad argument is refused."""
 import os
 
@@ -83,6 +83,16 @@ def linux_bench(check):
                   (on["hint_checks"] > 0 or on["zap_leaf_visits"] == 0), out)
         out = m.command("bench reporting vcpus=2 mib=300")
         check("linux/reporting too much memory refused", "to spare" in out, out)
+
+        # Linux's boot against its vCPUs: one boot on 2 vCPUs, both online.
+        out = m.command("bench boot guest=linux vcpus=2 runs=1", timeout=600)
+        rows = numeric(bench_lines(out, "boot"))
+        check("linux/boot row", len(rows) == 1 and rows[0]["in"] == "linux" and
+              rows[0]["vcpus"] == 2 and rows[0]["online"] == 2 and rows[0]["ok"] == "yes" and
+              rows[0]["time_ns"] > 0 and rows[0]["exits"] > 0 and rows[0]["faults"] > 0, out)
+        out = m.command("bench boot vcpus=2")
+        check("linux/boot without guest=linux refused", "give guest=linux" in out and
+              "@bench" not in out, out)
 
         out = m.command("bench zap same4 guest=linux touches=5")
         check("linux/zap touches= refused", "not touches=" in out, out)
