@@ -2,7 +2,7 @@
  * of vCPUs, and its cost per exit against the cheapest exit.
  *
  * Throughput: for each count N of `vcpus=LIST` (default 1,2,4,8,16), the
- * exit probe guest (guests/exitprobe.c, mode=faults) on N vCPUs writes one
+ * probe guest (guests/probe.c, mode=faults) on N vCPUs writes one
  * word into every 4 KiB page of its share, `mib=M` MiB per vCPU (default 16),
  * all at once; on lazy memory with prefetch off every page is one fault that
  * allocates and maps a frame, as a new VM's first touch. The host times the
@@ -14,19 +14,19 @@
  * longer. `runs=R` (default 3) runs of each count, interleaved over the
  * list; each row is the median with min..max.
  *
- * Cost per exit: the exit probe's CPUIDs (mode=cpuid), `exits=N` (default 100000),
+ * Cost per exit: the probe guest's CPUIDs (mode=cpuid), `exits=N` (default 100000),
  * each one exit to sprig and back with nothing to do but CPUID's answer; the
  * one-vCPU fault rate is set against it here, and against the emulator's own
  * limit (the same guest bare, a VMRUN/VMMCALL loop) by `make report`. */
 #include "arch/x86/cpu.h"
 #include "arch/x86/smp.h"
 #include "arch/x86/tsc.h"
-#include "boot/boot_info.h"
 #include "lib/parse.h"
 #include "lib/print.h"
 #include "lib/sort.h"
 #include "lib/string.h"
 #include "mm/mmu_config.h"
+#include "bench/guest.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"
 #include "virt/vm.h"
@@ -71,29 +71,6 @@ static unsigned host_cpus(const struct vm *vm)
 	return n;
 }
 
-static struct vm *create(const char *module, const char *args, uint64_t mem, unsigned vcpus,
-			 enum backing_kind backing)
-{
-	static char cmdline[96];
-	const struct boot_module *mod = boot_module_find(module);
-	char err[128];
-	struct vm *vm;
-
-	if (!mod) {
-		kprintf("bench faults: no module '%s' (the ISO carries it)\n", module);
-		return NULL;
-	}
-	ksnprintf(cmdline, sizeof(cmdline), "%s %s", module, args);
-	struct vm_create_args a = {
-		.name = "faults-bench", .image = (const void *)(uintptr_t)mod->start,
-		.image_size = mod->end - mod->start, .cmdline = cmdline, .args = args,
-		.mem_bytes = mem, .backing = backing, .chunk_pages = 1, .vcpus = vcpus,
-	};
-	if (!(vm = vm_create(&a, err, sizeof(err))))
-		kprintf("bench faults: cannot create the guest: %s\n", err);
-	return vm;
-}
-
 /* Run to the guest's next pause; what the run took. */
 static struct fill run_to_pause(struct vm *vm)
 {
@@ -123,7 +100,8 @@ static bool audit_and_destroy(struct vm *vm)
 static bool probe_run(const char *args, uint64_t mem, unsigned vcpus, enum backing_kind backing,
 		      struct fill *f, unsigned *cpus)
 {
-	struct vm *vm = create("exitprobe", args, mem, vcpus, backing);
+	struct vm *vm = bench_guest_create("faults", "faults-bench", "probe", args, mem, vcpus,
+					   backing);
 
 	if (!vm)
 		return false;

@@ -32,7 +32,7 @@
 #include "lib/string.h"
 #include "mm/dirty_log.h"
 #include "mm/mmu_config.h"
-#include "boot/boot_info.h"
+#include "bench/guest.h"
 #include "bench/linux_split.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"
@@ -63,27 +63,10 @@ struct guest_shape {
 static bool create(struct guest_run *g, const char *module, const struct guest_shape *s,
 		   const char *args)
 {
-	static char cmdline[96];
-	const struct boot_module *mod = boot_module_find(module);
-	char err[128];
-
-	if (!mod) {
-		kprintf("bench: no module '%s' (the ISO carries it)\n", module);
-		return false;
-	}
-	ksnprintf(cmdline, sizeof(cmdline), "%s %s", module, args);
-	struct vm_create_args a = {
-		.name = "split-bench", .image = (const void *)(uintptr_t)mod->start,
-		.image_size = mod->end - mod->start, .cmdline = cmdline, .args = args,
-		.mem_bytes = s->mem, .backing = BACKING_EAGER, .chunk_pages = 1,
-		.vcpus = s->vcpus,
-	};
-	if (!(g->vm = vm_create(&a, err, sizeof(err)))) {
-		kprintf("bench: cannot create the guest: %s\n", err);
-		return false;
-	}
+	g->vm = bench_guest_create(module, "split-bench", module, args, s->mem, s->vcpus,
+				   BACKING_EAGER);
 	g->ok = true;
-	return true;
+	return g->vm != NULL;
 }
 
 /* Run to the next snapshot point (or, last, to the exit). */

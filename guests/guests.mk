@@ -8,7 +8,7 @@
 # and stay ELF64 files; the others become ELF32 files (QEMU refuses ELF64),
 # so that a loader is tested on both.
 
-GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic pc lowload smp stale uart hvwrite crwin virtio_bad exitprobe
+GUEST_NAMES := hello touch exec fpu misbehave balloon restore_touch churn dirty rmapfork rmapread soakg hostile apic pc lowload smp stale uart hvwrite crwin virtio_bad probe
 GUEST_AOUT := touch exec misbehave
 GUEST_OWN_LINK := lowload
 GUEST_ELFS := $(patsubst %,$(B)/guests/%.elf,$(GUEST_NAMES))

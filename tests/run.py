@@ -9,6 +9,7 @@ closes with 'N passed, N failed'.
   tests/run.py [SUITE...]   suites: unit tsan bench report fuzz e2e (default: all)
 """
 import html
+import json
 import os
 import re
 import subprocess
@@ -94,7 +95,6 @@ def check_report_smp(res, name, sample, pages, lines):
     (met only when no round hit with the remote flush and some did without);
     the same table with a hit under the flush must say "not met"."""
     import copy
-    import json
     sys.path.insert(0, ROOT)
     from tools.report import page, verdicts
     with open(sample) as f:
@@ -145,7 +145,6 @@ def check_report_linux_restore(res, name, sample, pages):
     """bench prefetch guest=linux on the comparison page: a table row for each
     chunk size of the sample's Linux restore rows, every mode's faults as the
     records give them."""
-    import json
     with open(sample) as f:
         recs = [r for r in json.load(f)["records"]
                 if r.get("bench") == "prefetch" and r.get("where") == "linux"]
@@ -158,6 +157,33 @@ def check_report_linux_restore(res, name, sample, pages):
               table.group(0).count("<tr>") == len({r["chunk"] for r in recs}) + 1 and
               all("%d faults" % r["faults"] in table.group(0) for r in recs),
               table.group(0)[:3000] if table else pages["compare.html"][-3000:])
+
+
+def check_report_scale(res, name, sample, pages, lines):
+    """The scale section, for a sample with its rows: both figures, the exit
+    table with the bare loop's cycles, the fault and share tables, and a
+    verdict for each scale target, the exit rate's computed from the rows."""
+    with open(sample) as f:
+        recs = json.load(f)["records"]
+    bare = [r for r in recs if r.get("bench") == "exitloop" and r["where"] == "bare"]
+    fault = [r for r in recs if r.get("bench") == "faults" and r.get("vcpus") == 1]
+    if not bare or not fault:
+        return
+    index = pages["index.html"]
+    res.check("report/%s-scale-figures" % name,
+              "scale_vcpus.png" in index and "scale_exit_cost.png" in index, index[-3000:])
+    res.check("report/%s-scale-tables" % name,
+              "cycles per exit" in index and "<td>%d</td>" % bare[0]["cycles_per_exit"] in index and
+              "least share of its CPU, %" in index and "boot, s (min..max)" in index,
+              index[-3000:])
+    keys = ("fault_curve_time_slope", "boot_curve_time_slope", "fault_exit_rate_of_limit",
+            "share_cpu_min_pct", "share_cpu_max_pct")
+    res.check("report/%s-scale-verdicts" % name,
+              all(any(": %s = " % k in l for l in lines) for k in keys), "\n".join(lines))
+    rate = "%.3f" % (bare[0]["cycles_per_exit"] / fault[0]["cycles_per_fault"])
+    res.check("report/%s-scale-exit-rate" % name,
+              any(": fault_exit_rate_of_limit = %s " % rate in l for l in lines),
+              "%s\n%s" % (rate, "\n".join(lines)))
 
 
 def suite_report(res):
@@ -206,6 +232,7 @@ def suite_report(res):
                       "\n".join(lines))
             check_report_smp(res, name, sample, pages, lines)
             check_report_linux_restore(res, name, sample, pages)
+            check_report_scale(res, name, sample, pages, lines)
     check_report_kut(res)
     print("# report: %.1f s" % (time.time() - t), flush=True)
 

@@ -7,7 +7,7 @@ it must pass what it passes bare under `qemu -smp N`
 lists this machine cannot take, stats count exits per vCPU, the MMU audit
 stays clean, and a kernel that never starts its APs runs as before.
 On four CPUs, `bench faults` (fault throughput against vCPUs) runs its
-counts and the exit probe's CPUID loop; the same probe bare is QEMU's own
+counts and the probe guest's CPUID loop; the same probe bare is QEMU's own
 VMRUN/VMMCALL loop."""
 import os
 import re
@@ -120,10 +120,10 @@ FAULT_MIB = 2
 PROBE_EXITS = 5000
 
 
-def check_faults_bench(check, m):
+def check_scale_benches(check, m):
     """bench faults: a row per vCPU count, each vCPU's every page one fault
     at least, the vCPUs on CPUs 1-3; the CPUID loop's every CPUID an exit;
-    bad arguments refused with the usage."""
+    bad arguments refused with the usage. bench share: every vCPU ran."""
     out = m.command("bench faults vcpus=%s mib=%d runs=1 exits=%d" % (
         ",".join(str(n) for n in FAULT_COUNTS), FAULT_MIB, PROBE_EXITS), timeout=300)
     rows = {int(r["vcpus"]): r for r in bench_lines(out, "faults")}
@@ -138,13 +138,20 @@ def check_faults_bench(check, m):
           int(loop[0]["cycles_per_exit"]) > 0, out)
     out = m.command("bench faults vcpus=1,0")
     check("smp4/faults-bad-args", "bad arguments" in out and "@bench" not in out, out)
+    # Eight vCPUs that only compute, on CPUs 1-3: every one ran, each share said.
+    out = m.command("bench share vcpus=8 ms=300 runs=1", timeout=120)
+    rows = bench_lines(out, "share")
+    check("smp4/share-row", len(rows) == 1 and rows[0]["ok"] == "yes" and
+          rows[0]["vcpus"] == "8" and rows[0]["host_cpus"] == "3" and
+          all(rows[0][f].isdigit() for f in ("cpu_min_pct", "cpu_max_pct", "vm_min_pct",
+                                             "vm_max_pct")), out)
 
 
 def vcpus_smp4(check):
     """Four host CPUs: vCPUs on CPUs 1-3 (the console's CPU 0 only watches),
     IPIs and the remote flush's kicks crossing CPUs."""
     m = Machine(make_iso("vcpus-smp4", "", [os.path.join(GUESTS_DIR, g + ".elf")
-                                            for g in ("smp", "stale", "exitprobe")]), smp=4)
+                                            for g in ("smp", "stale", "probe")]), smp=4)
     try:
         m.expect(PROMPT, timeout=60)
         out = m.command("vm create bad smp vcpus=2 cpus=1,4")
@@ -157,7 +164,7 @@ def vcpus_smp4(check):
         # Overcommitted: sixteen on CPUs 1-3.
         run_smp(check, m, 16, "smp4", "rounds=20", shared=True)
         check_stale(check, "smp4", m, 1000)
-        check_faults_bench(check, m)
+        check_scale_benches(check, m)
         out = m.command("version")
         check("smp4/sprig-goes-on", "sprig " in out, out)
     finally:
@@ -165,9 +172,9 @@ def vcpus_smp4(check):
 
 
 def probe_bare(check):
-    """The exit probe bare, as the host of a nested guest that only runs
+    """The probe guest bare, as the host of a nested guest that only runs
     VMMCALL: every #VMEXIT is VMMCALL's, and it says how long they took."""
-    status, out = run_bare("exitprobe", "exits=%d" % PROBE_EXITS, timeout=120)
+    status, out = run_bare("probe", "exits=%d" % PROBE_EXITS, timeout=120)
     rows = bench_lines(out, "exitloop")
     check("bare/exit-probe", status == 0 and len(rows) == 1 and rows[0]["in"] == "bare" and
           rows[0]["mode"] == "svm" and int(rows[0]["exits"]) == PROBE_EXITS and

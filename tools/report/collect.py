@@ -16,6 +16,7 @@ from . import benchlines, kut
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
+import bare  # noqa: E402  (tests/e2e/bare.py)
 import machine  # noqa: E402  (tests/e2e/machine.py)
 
 BENCH = os.path.join(ROOT, "build", "host", "bench")
@@ -35,7 +36,8 @@ QEMU = [("bench zap same16", 600), ("bench zap same4", 600),
         ("bench exec", 300), ("bench dirty", 600),
         ("bench rmap 10 100", 600), ("bench prefetch", 900),
         ("bench zap same16 vcpus=3", 1800), ("bench zap same4 vcpus=3", 1800),
-        ("bench exec vcpus=3", 600), ("bench dirty vcpus=3", 900)]
+        ("bench exec vcpus=3", 600), ("bench dirty vcpus=3", 900),
+        ("bench faults runs=5", 900), ("bench share runs=5", 300)]
 QEMU_CPUS = 4
 QEMU_MEM = "2G"  # the Linux guest's 512 MiB beside the others
 # The same experiments inside a Linux guest (its sprig-bench workload), in the
@@ -43,7 +45,7 @@ QEMU_MEM = "2G"  # the Linux guest's 512 MiB beside the others
 LINUX = [("bench zap same16 guest=linux vcpus=3", 1800), ("bench zap same4 guest=linux vcpus=3", 1800),
          ("bench exec guest=linux vcpus=3", 900), ("bench dirty guest=linux vcpus=3", 900),
          ("bench rmap guest=linux 100", 1200), ("bench prefetch guest=linux", 1800),
-         ("bench reporting vcpus=3", 1800)]
+         ("bench reporting vcpus=3", 1800), ("bench boot guest=linux", 1800)]
 LINUX_MODULES = [os.path.join(ROOT, "build", "linux", m) for m in ("vmlinuz", "initrd")]
 # The stale-translation test, remote flush on, then off (mmu remote_flush=).
 STALE = [("on", 300), ("off", 300)]
@@ -52,7 +54,9 @@ RMAPS_CLONES = 20
 # The Bochs rows (Intel VMX with EPT), as the issue limits them.
 BOCHS = [("bench exec mib=64", 1200), ("bench zap same4", 1200)]
 
-GUESTS = ["churn", "exec", "dirty", "rmapread", "restore_touch", "stale"]
+GUESTS = ["churn", "exec", "dirty", "rmapread", "restore_touch", "stale", "probe"]
+# The probe guest bare (guests/probe.c): the emulator's own limit for an exit.
+PROBE_EXITS = 100000
 
 
 def sprig_version():
@@ -125,6 +129,16 @@ def host_step(name):
     return fn
 
 
+def bare_probe_step():
+    """The probe guest bare under QEMU, as sprig runs under it (-cpu max):
+    a VMRUN/VMMCALL loop, the emulator's limit for one exit."""
+    def fn():
+        status, out = bare.run_bare("probe", "exits=%d" % PROBE_EXITS, timeout=300)
+        recs = benchlines.parse(out, "bare")
+        return out, status == 0 and bool(recs), recs
+    return fn
+
+
 def console_step(console, cmd, timeout, where):
     def fn():
         out = console.command(cmd, timeout=timeout)
@@ -170,11 +184,12 @@ def rmaps_step(console, where, clones):
 
 def collect(bochs=True):
     """Every step; returns the run's data (a dict, written as JSON)."""
-    total = (len(HOST) + 1 + len(QEMU) + len(LINUX) + len(STALE) + 1 +
+    total = (len(HOST) + 1 + 1 + len(QEMU) + len(LINUX) + len(STALE) + 1 +
              (1 + len(BOCHS) if bochs else 0))
     run = Run(total)
     for name, what in HOST:
         run.step("host", "bench %s (%s)" % (name, what), host_step(name))
+    run.step("bare", "probe guest, %d VMRUN/VMMCALL exits" % PROBE_EXITS, bare_probe_step())
     mods = [os.path.join(machine.GUESTS_DIR, g + ".elf") for g in GUESTS]
 
     consoles = {}

@@ -5,8 +5,8 @@ no data: URIs, nothing fetched from the network."""
 import html
 
 from . import kut, proposals
-from .verdicts import (WHERE_NAMES, lowered, one, one_vcpu, ratio, select, several_vcpus,
-                       stale_verdict, zap_vcpus_keys)
+from .verdicts import (WHERE_NAMES, exit_cost, lowered, one, one_vcpu, ratio, select,
+                       several_vcpus, stale_verdict, zap_vcpus_keys)
 
 STYLE = """body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
@@ -62,12 +62,52 @@ def figure(f):
                                           esc(f["caption"])))
 
 
+def scale_table(recs):
+    """The exit costs and the fault rows, as numbers."""
+    limit, cpuid, fault = exit_cost(recs)
+    rows = [[name, WHERE_NAMES[r["where"]], r[field], fmt(r["tsc_khz"] * 1000.0 / r[field])]
+            for name, r, field in (("VMRUN/VMMCALL loop (the emulator's limit)", limit,
+                                    "cycles_per_exit"),
+                                   ("CPUID loop (sprig's cheapest exit)", cpuid,
+                                    "cycles_per_exit"),
+                                   ("nested page faults, 1 vCPU", fault, "cycles_per_fault"))
+            if r and r[field]]
+    out = table(["exit", "where", "cycles per exit", "exits per second"], rows) if rows else ""
+    faults = select(recs, "faults", where="qemu")
+    if faults:
+        out += table(["vCPUs", "host CPUs", "faults", "time, ms (min..max)", "faults/s",
+                      "cycles/fault", "ok"],
+                     [[r["vcpus"], r["host_cpus"], r["faults"], "%s (%s..%s)" % (
+                         fmt(r["time_ns"] / 1e6), fmt(r["ns_min"] / 1e6),
+                         fmt(r["ns_max"] / 1e6)), r["faults_per_s"], r["cycles_per_fault"],
+                       r["ok"]] for r in faults])
+    shares = select(recs, "share", where="qemu")
+    if shares:
+        out += table(["vCPUs", "host CPUs", "ms", "runs", "least share of its CPU, %",
+                      "most, %", "least share of the VM, %", "most, %", "ok"],
+                     [[r["vcpus"], r["host_cpus"], r["ms"], r["runs"]] +
+                      ["%s (%s..%s)" % (r[f], r[f + "_min"], r[f + "_max"])
+                       for f in ("cpu_min_pct", "cpu_max_pct", "vm_min_pct", "vm_max_pct")] +
+                      [r["ok"]] for r in shares])
+    boots = select(recs, "boot", where="linux")
+    if boots:
+        out += table(["vCPUs", "boot, s (min..max)", "exits", "faults", "CPUs online", "ok"],
+                     [[r["vcpus"], "%s (%s..%s)" % (fmt(r["time_ns"] / 1e9),
+                                                    fmt(r["ns_min"] / 1e9),
+                                                    fmt(r["ns_max"] / 1e9)),
+                       r["exits"], r["faults"], r["online"], r["ok"]] for r in boots])
+    return out
+
+
+# Sections of index.html: id, title, the figures' file prefixes, and a table
+# of numbers after the figures (or None).
 SECTIONS = [
-    ("leaf", "Leaf-empty hint", ("zap_cdf_", "zap_visits", "zap_guest")),
-    ("split", "Split on fault and dirty logging", ("split_",)),
-    ("rmap", "Counted rmap descriptors", ("rmap_fork", "rmaps_hist", "rmap_ops")),
-    ("prefetch", "Forward prefetch", ("prefetch_",)),
-    ("curves", "Cost curves", ("curve_",)),
+    ("leaf", "Leaf-empty hint", ("zap_cdf_", "zap_visits", "zap_guest"), None),
+    ("split", "Split on fault and dirty logging", ("split_",), None),
+    ("rmap", "Counted rmap descriptors", ("rmap_fork", "rmaps_hist", "rmap_ops"), None),
+    ("prefetch", "Forward prefetch", ("prefetch_",), None),
+    ("curves", "Cost curves", ("curve_",), None),
+    ("scale", "Scale: faults, exits and Linux's boot against vCPUs", ("scale_",), scale_table),
 ]
 
 
@@ -80,11 +120,13 @@ def index(data, figures, verdicts, data_href):
     failed = sum(1 for v in verdicts if v["verdict"] != "met")
     out.append("<p>Verdicts: %d met, %d not met or without data, of %d.</p>\n" %
                (len(verdicts) - failed, failed, len(verdicts)))
-    for key, title, prefixes in SECTIONS:
+    for key, title, prefixes, numbers in SECTIONS:
         out.append("<h2 id=\"%s\">%s</h2>\n" % (key, esc(title)))
         for f in figures:
             if f["file"].startswith(prefixes):
                 out.append(figure(f))
+        if numbers:
+            out.append(numbers(data["records"]))
         out.append(verdict_list([v for v in verdicts if v["proposal"] == key]))
     out.append(smp_section(data, figures, verdicts))
     out.append(kut.section(data.get("kut", [])))

@@ -11,8 +11,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import curves, proposals  # noqa: E402
-from .verdicts import (WHERE_NAMES, one, one_vcpu, select, several_vcpus,  # noqa: E402
-                       zap_vcpus_keys)
+from .verdicts import (WHERE_NAMES, exit_cost, one, one_vcpu, select,  # noqa: E402
+                       several_vcpus, zap_vcpus_keys)
 
 DPI = 90
 
@@ -496,9 +496,77 @@ def cost_curves(recs, outdir):
     return out
 
 
+def scale_plots(recs, outdir):
+    """Fault time and throughput against vCPUs, Linux's boot time against
+    vCPUs, and the cost of one exit: the emulator's limit, sprig's cheapest
+    exit, sprig's fault."""
+    out = []
+    faults = curves.curves(recs, curves.FAULTS)
+    boot = curves.curves(recs, curves.BOOT)
+    if faults or boot:
+        fig, axes = plt.subplots(1, 3, figsize=(14, 4.2))
+        if faults:
+            curve_panel(axes[0], curves.FAULTS, faults, "time_ns", 1e6,
+                        "time for all vCPUs' faults, ms (log)")
+            for n, c in enumerate(faults):
+                axes[1].plot([p["vcpus"] for p in c["points"]],
+                             [p["faults_per_s"] for p in c["points"]], "o-",
+                             color="C%d" % n, label=c["label"])
+            axes[1].set_ylabel("faults per second")
+            axes[1].set_xscale("log", base=2)
+            counts = sorted({p["vcpus"] for c in faults for p in c["points"]})
+            axes[1].set_xticks(counts)
+            axes[1].set_xticklabels([str(n) for n in counts])
+            axes[1].set_ylim(bottom=0)
+            axes[1].grid(True, alpha=0.3)
+            axes[1].legend(fontsize=7)
+        if boot:
+            curve_panel(axes[2], curves.BOOT, boot, "time_ns", 1e9,
+                        "Linux boot to init, s (log)")
+        for ax in axes:
+            ax.set_xlabel("vCPUs (log)")
+        cpus = sorted({p.get("host_cpus") for c in faults for p in c["points"]})
+        name = save(fig, outdir, "scale_vcpus.png")
+        out.append(fig_entry(
+            name, "Faults and Linux's boot against vCPUs",
+            "Left and middle (bench faults): N vCPUs each write one word into every 4 KiB "
+            "page of a share of their own, all at once, on lazy memory with prefetch off (a "
+            "fault a page); the time from the first write to the last (median of %s "
+            "interleaved runs, bars min to max) and the faults per second; the vCPUs run "
+            "on %s host CPUs of sprig's machine (the console's left out), so past those "
+            "they share CPUs. Right (bench boot guest=linux): Debian's kernel from "
+            "vm_create to its init's first command, median of %s boots. Lines: least "
+            "squares on log-log, time ~ vCPUs^k; under QEMU TCG on the report machine." % (
+                curves.runs(faults) if faults else "-",
+                "/".join(str(c) for c in cpus if c is not None) or "-",
+                curves.runs(boot) if boot else "-")))
+    limit, cpuid, fault = exit_cost(recs)
+    bars = [(label, r[field]) for label, r, field in (
+        ("emulator's limit:\nVMRUN/VMMCALL, bare", limit, "cycles_per_exit"),
+        ("sprig: CPUID exit", cpuid, "cycles_per_exit"),
+        ("sprig: nested page fault", fault, "cycles_per_fault")) if r]
+    if bars:
+        fig, ax = plt.subplots(figsize=(6.5, 3.6))
+        ax.bar(range(len(bars)), [b[1] for b in bars], color=["C7", "C0", "C1"][:len(bars)])
+        ax.set_xticks(range(len(bars)))
+        ax.set_xticklabels([b[0] for b in bars], fontsize=8)
+        ax.set_ylabel("host TSC cycles per exit")
+        ax.grid(True, axis="y", alpha=0.3)
+        name = save(fig, outdir, "scale_exit_cost.png")
+        out.append(fig_entry(
+            name, "The cost of one exit, against the emulator's limit",
+            "Cycles of the host's TSC (QEMU TCG's guest TSC is the host's, bare and under "
+            "sprig alike) per exit: the probe guest run bare as the host of a nested "
+            "guest that only executes VMMCALL (the emulator's world switch and nothing "
+            "else); the same guest under sprig running CPUIDs (sprig's cheapest exit); and "
+            "bench faults' one-vCPU run (a nested page fault, a frame allocated and mapped, "
+            "per page)."))
+    return out
+
+
 def all_figures(recs, outdir):
     figs = []
     for f in (zap_cdf, zap_visits, zap_guest, split_plots, rmap_fork, rmaps_hist, rmap_ops,
-              prefetch_plots, smp_fault_waits, smp_exec_dirty, cost_curves):
+              prefetch_plots, smp_fault_waits, smp_exec_dirty, cost_curves, scale_plots):
         figs += f(recs, outdir)
     return figs

@@ -5,7 +5,8 @@ from . import curves as curves_mod, targets as targets_mod
 
 WHERE_NAMES = {"host": "host", "qemu": "in guest under QEMU (SVM, NPT)",
                "bochs": "in guest under Bochs (VMX, EPT)",
-               "linux": "in a Linux guest (sprig-bench) under QEMU (SVM, NPT)"}
+               "linux": "in a Linux guest (sprig-bench) under QEMU (SVM, NPT)",
+               "bare": "bare under QEMU (no sprig)"}
 
 
 def select(records, bench, **fields):
@@ -231,19 +232,62 @@ def stale_verdict(verdicts, where):
     return "met" if all(v["met"] for v in vs) else "not met"
 
 
+CURVE_TARGETS = ((curves_mod.ZAP, "curves", (("time_ns", "zap_curve_time_slope"),
+                                              ("spte_visits", "zap_curve_visit_slope"))),
+                 (curves_mod.FORK, "curves", (("time_ns", "fork_curve_time_slope"),)),
+                 (curves_mod.FAULTS, "scale", (("time_ns", "fault_curve_time_slope"),)),
+                 (curves_mod.BOOT, "scale", (("time_ns", "boot_curve_time_slope"),)))
+
+
 def curve_verdicts(j, recs):
     """Each cost curve's log-log slope, fitted to the run's points."""
-    for family, fields in ((curves_mod.ZAP, (("time_ns", "zap_curve_time_slope"),
-                                             ("spte_visits", "zap_curve_visit_slope"))),
-                           (curves_mod.FORK, (("time_ns", "fork_curve_time_slope"),))):
+    for family, section, fields in CURVE_TARGETS:
         for c in curves_mod.curves(recs, family):
             p = c["points"]
             label = "%s, %s, %d points" % (c["label"], family["span"] % (
                 p[0][family["work"]], p[-1][family["work"]]), len(p))
+            if not all(q.get("ok", "yes") == "yes" for q in p):
+                j(section, fields[0][1], family["where"], label, None,
+                  note="a point whose runs failed")
+                continue
             for field, key in fields:
                 kc = curves_mod.slope(c, family, field)
-                j("curves", key, "host", label, kc and kc[0], "%.3f",
+                j(section, key, family["where"], label, kc and kc[0], "%.3f",
                   "" if kc else "a point without %s" % field)
+
+
+def exit_cost(recs):
+    """(limit, cpuid, fault): the bare probe's VMRUN/VMMCALL loop, sprig's
+    CPUID loop and sprig's one-vCPU fault row, each None where missing."""
+    fault = [r for r in select(recs, "faults", where="qemu", vcpus=1) if r.get("ok") == "yes"]
+    return (one(recs, "exitloop", where="bare", mode="svm"),
+            one(recs, "exitloop", where="qemu", mode="cpuid", ok="yes"),
+            fault[0] if fault else None)
+
+
+def share_verdicts(j, recs):
+    """bench share: the least and the most share of a host CPU any vCPU had."""
+    for r in select(recs, "share", where="qemu"):
+        label = "%s vCPUs computing on %s host CPUs, %s ms, median of %s runs" % (
+            r["vcpus"], r["host_cpus"], r["ms"], r["runs"])
+        ok = r.get("ok") == "yes"
+        for field, key in (("cpu_min_pct", "share_cpu_min_pct"),
+                           ("cpu_max_pct", "share_cpu_max_pct")):
+            j("scale", key, "qemu", label, r[field] if ok else None, "%d",
+              "" if ok else "a run failed or a vCPU never ran")
+
+
+def exit_cost_verdict(j, recs):
+    """The fault path's exit rate as a fraction of the emulator's limit:
+    cycles per exit of the bare loop over cycles per fault (both the same host
+    TSC under QEMU TCG)."""
+    limit, _, fault = exit_cost(recs)
+    value = None
+    if limit and fault and fault["cycles_per_fault"]:
+        value = limit["cycles_per_exit"] / fault["cycles_per_fault"]
+    j("scale", "fault_exit_rate_of_limit", "qemu", "1 vCPU, a fault a page, against the bare "
+      "VMRUN/VMMCALL loop", value, "%.3f", "" if value is not None else
+      "needs the bare probe's row and a one-vCPU bench faults row")
 
 
 def compute(records, targets=None):
@@ -255,4 +299,6 @@ def compute(records, targets=None):
     prefetch_verdicts(j, records)
     smp_verdicts(j, records)
     curve_verdicts(j, records)
+    exit_cost_verdict(j, records)
+    share_verdicts(j, records)
     return j.out

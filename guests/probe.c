@@ -1,12 +1,14 @@
-/* The exit probe: exits measured where they are cheapest, so that sprig's
- * nested page fault path can be set against the emulator's own limit
- * (`bench faults`, docs/mmu.md "Fault throughput and exit cost").
+/* The scale benchmarks' probe guest (`bench faults`, `bench share`; docs/mmu.md,
+ * "Faults, exits and Linux's boot against vCPUs"): exits measured where they
+ * are cheapest, so that sprig's nested page fault path can be set against
+ * the emulator's own limit; faults on many vCPUs at once; vCPUs that only
+ * compute, for the scheduler's shares.
  *
  * Bare, on a CPU with SVM (QEMU `-cpu max`), the guest is itself the host of a
  * nested guest that runs nothing but VMMCALL: VMRUN, #VMEXIT, step over the
  * VMMCALL, VMRUN again, `exits=N` times (default 100000). No hypervisor's
  * code runs between two entries, so the rate is the emulator's limit for a
- * world switch. It prints "exitprobe: svm ..." and a line
+ * world switch. It prints "probe: svm ..." and a line
  * "@bench bench=exitloop in=bare mode=svm exits=N cycles=C cycles_per_exit=X
  * tsc_khz=K exits_per_s=E".
  *
@@ -15,7 +17,10 @@
  *   mode=cpuid   `exits=N` CPUIDs, each an exit to sprig and back;
  *   mode=faults  one write into each 4 KiB page of `mib=M` MiB from 4 MiB up
  *                (default 16), shared among `cpus=C` CPUs (default 1), all
- *                at once: on memory sprig maps as it is touched, a fault a page.
+ *                at once: on memory sprig maps as it is touched, a fault a page;
+ *   mode=spin    each of `cpus=C` CPUs spins without exits for `ms=T`
+ *                milliseconds (default 1000) of the TSC; the first pause comes
+ *                once all of them spin, from the last to arrive.
  * Exit 0; 1 on bad arguments, bare without SVM, or a #VMEXIT that is not the
  * VMMCALL's. */
 #include "arch/x86/msr.h"
@@ -116,7 +121,7 @@ static int svm_loop(unsigned long exits)
 	uint64_t t;
 
 	if (!svm_usable()) {
-		printf("exitprobe: no SVM on this CPU\n");
+		printf("probe: no SVM on this CPU\n");
 		return 1;
 	}
 	tsc_calibrate();
@@ -129,7 +134,7 @@ static int svm_loop(unsigned long exits)
 		vmrun();
 		if (vmcb.control.exit_code != SVM_EXIT_VMMCALL) {
 			asm volatile("stgi" ::: "memory");
-			printf("exitprobe: exit %lu has code 0x%llx, not VMMCALL's\n", i,
+			printf("probe: exit %lu has code 0x%llx, not VMMCALL's\n", i,
 			       (unsigned long long)vmcb.control.exit_code);
 			return 1;
 		}
@@ -138,7 +143,7 @@ static int svm_loop(unsigned long exits)
 	t = rdtsc() - t;
 	asm volatile("stgi" ::: "memory");
 	wrmsr(MSR_EFER, rdmsr(MSR_EFER) & ~(uint64_t)EFER_SVME);
-	printf("exitprobe: svm %lu exits in %llu cycles\n", exits, (unsigned long long)t);
+	printf("probe: svm %lu exits in %llu cycles\n", exits, (unsigned long long)t);
 	printf("@bench bench=exitloop in=bare mode=svm exits=%lu cycles=%llu cycles_per_exit=%llu "
 	       "tsc_khz=%llu exits_per_s=%llu\n", exits, (unsigned long long)t,
 	       (unsigned long long)(t / exits), (unsigned long long)tsc_khz,
@@ -146,16 +151,33 @@ static int svm_loop(unsigned long exits)
 	return 0;
 }
 
-static uint64_t fault_pages;
-static unsigned int fault_cpus;
+static uint64_t fault_pages, spin_tsc;
+static volatile uint64_t spin_end; /* 0 until every CPU spins */
+static volatile unsigned int spinning;
+static unsigned int work_cpus;
 
 static void touch_share(unsigned int cpu)
 {
 	uint64_t first, end;
 
-	smp_share(fault_pages, 1, cpu, fault_cpus, &first, &end);
+	smp_share(fault_pages, 1, cpu, work_cpus, &first, &end);
 	for (uint64_t i = first; i < end; i++)
 		*(volatile uint64_t *)(GUEST_PLAYGROUND + i * PAGE_SIZE) = i | 1;
+}
+
+/* Once every CPU spins, the last to arrive pauses the VM (the host starts
+ * counting there) and starts the clock; so the vCPUs' times are compared
+ * over a span in which all of them wanted their CPU. No PAUSE in the loops:
+ * a PAUSE exit would end the vCPU's slice early. */
+static void spin(unsigned int cpu)
+{
+	(void)cpu;
+	if (__atomic_add_fetch(&spinning, 1, __ATOMIC_SEQ_CST) == work_cpus) {
+		hypercall(HC_SNAPSHOT_POINT, 0, 0, 0, 0);
+		spin_end = rdtsc() + spin_tsc;
+	}
+	while (!spin_end || rdtsc() < spin_end)
+		;
 }
 
 static void cpuid_loop(unsigned long exits)
@@ -166,25 +188,36 @@ static void cpuid_loop(unsigned long exits)
 		cpuid(0, 0, &a, &b, &c, &d);
 }
 
+enum probe_mode { MODE_CPUID, MODE_FAULTS, MODE_SPIN };
+
 static int under_sprig_mode(const struct mb1_info *mbi, unsigned long exits)
 {
-	unsigned long mib = arg_ulong(mbi, "mib", 16);
-	bool faults = first_arg_is(mbi, "mode=faults");
+	static const char *const modes[] = { "mode=cpuid", "mode=faults", "mode=spin" };
+	unsigned long mib = arg_ulong(mbi, "mib", 16), ms = arg_ulong(mbi, "ms", 1000);
+	int mode = -1;
 
-	if (!faults && !first_arg_is(mbi, "mode=cpuid")) {
-		printf("exitprobe: under sprig, the first argument is mode=cpuid or mode=faults\n");
+	for (int m = MODE_CPUID; m <= MODE_SPIN; m++)
+		if (first_arg_is(mbi, modes[m]))
+			mode = m;
+	if (mode < 0) {
+		printf("probe: under sprig, the first argument is mode=cpuid, mode=faults or "
+		       "mode=spin\n");
 		return 1;
 	}
-	fault_cpus = (unsigned int)arg_ulong(mbi, "cpus", 1);
+	work_cpus = (unsigned int)arg_ulong(mbi, "cpus", 1);
 	fault_pages = mib * MIB / PAGE_SIZE;
-	if (faults && (!playground_fits(mbi, mib * MIB) || !fault_cpus ||
-		       !smp_workers(mbi, fault_cpus, "exitprobe")))
+	if (mode == MODE_FAULTS && !playground_fits(mbi, mib * MIB))
 		return 1;
-	hypercall(HC_SNAPSHOT_POINT, 0, 0, 0, 0);
-	if (faults && !smp_run(touch_share))
+	if (mode != MODE_CPUID && (!work_cpus || !smp_workers(mbi, work_cpus, "probe")))
 		return 1;
-	if (!faults)
+	tsc_calibrate();
+	spin_tsc = us_to_tsc(ms * 1000);
+	if (mode != MODE_SPIN)
+		hypercall(HC_SNAPSHOT_POINT, 0, 0, 0, 0);
+	if (mode == MODE_CPUID)
 		cpuid_loop(exits);
+	else if (!smp_run(mode == MODE_FAULTS ? touch_share : spin))
+		return 1;
 	hypercall(HC_SNAPSHOT_POINT, 0, 0, 0, 0);
 	return 0;
 }
@@ -194,7 +227,7 @@ int main(const struct mb1_info *mbi)
 	unsigned long exits = arg_ulong(mbi, "exits", 100000);
 
 	if (!exits) {
-		printf("exitprobe: exits=0\n");
+		printf("probe: exits=0\n");
 		return 1;
 	}
 	return under_sprig() ? under_sprig_mode(mbi, exits) : svm_loop(exits);
