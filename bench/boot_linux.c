@@ -34,7 +34,7 @@ static bool boot_once(unsigned vcpus, uint64_t mem, struct boot_run *b)
 	uint64_t t = rdtsc();
 
 	*b = (struct boot_run){ 0 };
-	if (!linux_run_create(&r, vcpus, mem, BACKING_LAZY, false, "boot"))
+	if (!linux_run_create(&r, vcpus, mem, BACKING_LAZY, 0, "boot"))
 		return false;
 	linux_run_until(&r, BENCH_CMD_BEGIN);
 	b->cycles = rdtsc() - t;

@@ -22,7 +22,7 @@ static void keep_word(struct vm *vm, uint32_t word, void *ctx)
 static const struct vm_observer words_observer = { .on_bench_word = keep_word };
 
 bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum backing_kind backing,
-		      bool balloon, const char *workload)
+		      unsigned flags, const char *workload)
 {
 	static char cmdline[256];
 	const struct boot_module *kernel = boot_module_find("vmlinuz");
@@ -42,7 +42,7 @@ bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum ba
 		.initrd = (const void *)(uintptr_t)initrd->start,
 		.initrd_size = initrd->end - initrd->start, .args = cmdline,
 		.mem_bytes = mem, .backing = backing, .chunk_pages = 1, .vcpus = vcpus,
-		.balloon = balloon,
+		.balloon = flags & LINUX_RUN_BALLOON, .no_kvm_pv = flags & LINUX_RUN_NO_KVM_PV,
 	};
 	*r = (struct linux_run){ .ok = true };
 	if (!(r->vm = vm_create(&a, err, sizeof(err)))) {

@@ -18,13 +18,16 @@ struct linux_run {
 	bool ok; /* every bench point came as expected; the audit passed */
 };
 
+/* linux_run_create's flags. */
+#define LINUX_RUN_BALLOON 1u   /* a virtio balloon (dev/balloon.h) */
+#define LINUX_RUN_NO_KVM_PV 2u /* KVM's clock alone: none of virt/kvm_pv.h's features */
+
 /* Boot a Linux VM of mem bytes with the backing (eager: huge second-level
  * pages where the CPU has them; lazy: 4 KiB pages, one frame a fault) on
- * vcpus vCPUs, with a virtio balloon if asked (dev/balloon.h), whose init
- * runs `sprig-bench WORKLOAD`; false (with the reason printed) if it cannot
- * be created. */
+ * vcpus vCPUs, as flags ask (LINUX_RUN_*), whose init runs `sprig-bench
+ * WORKLOAD`; false (with the reason printed) if it cannot be created. */
 bool linux_run_create(struct linux_run *r, unsigned vcpus, uint64_t mem, enum backing_kind backing,
-		      bool balloon, const char *workload);
+		      unsigned flags, const char *workload);
 /* Run to the workload's next command; false, marking the run bad, if the VM
  * stopped anywhere else or sent another command. */
 bool linux_run_until(struct linux_run *r, uint32_t cmd);

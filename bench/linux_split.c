@@ -85,7 +85,7 @@ int exec_linux(uint64_t mib, uint64_t mem, unsigned vcpus)
 	workload_args(workload, sizeof(workload), "exec", mib, vcpus, 2);
 	mmu_config.nx_huge_pages = NX_HUGE_ON;
 	mmu_config.prefetch = PREFETCH_OFF;
-	if (!linux_run_create(&r, vcpus, mem, BACKING_EAGER, false, workload)) {
+	if (!linux_run_create(&r, vcpus, mem, BACKING_EAGER, 0, workload)) {
 		mmu_config = saved;
 		return 1;
 	}
@@ -206,7 +206,7 @@ int dirty_linux(uint64_t mib, uint64_t mem, unsigned vcpus, uint64_t writes)
 	ksnprintf(workload + strlen(workload), sizeof(workload) - strlen(workload),
 		  " writes=%llu", (unsigned long long)writes);
 	mmu_config.prefetch = PREFETCH_OFF;
-	if (!linux_run_create(&r, vcpus, mem, BACKING_EAGER, false, workload)) {
+	if (!linux_run_create(&r, vcpus, mem, BACKING_EAGER, 0, workload)) {
 		mmu_config = saved;
 		return 1;
 	}

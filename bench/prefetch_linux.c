@@ -79,7 +79,7 @@ static const struct snapshot_image *build_image(uint64_t mib, uint64_t mem)
 	char workload[32], err[128] = "";
 
 	ksnprintf(workload, sizeof(workload), "restore mib=%llu", (unsigned long long)mib);
-	if (!linux_run_create(&src, 1, mem, BACKING_LAZY, false, workload))
+	if (!linux_run_create(&src, 1, mem, BACKING_LAZY, 0, workload))
 		return NULL;
 	if (linux_run_until(&src, BENCH_CMD_BEGIN) &&
 	    !(img = snapshot_take(src.vm, IMAGE_NAME, err, sizeof(err))))

@@ -128,7 +128,7 @@ static int run_reporting(struct report_bench *rb)
 
 	ksnprintf(workload, sizeof(workload), "report threads=%u mib=%u rounds=%u cycles=%u ms=%u",
 		  rb->vcpus, rb->mib, 2 * rb->reps, rb->cycles, rb->wait_ms);
-	if (!linux_run_create(&r, rb->vcpus, LINUX_MEM, BACKING_LAZY, true, workload))
+	if (!linux_run_create(&r, rb->vcpus, LINUX_MEM, BACKING_LAZY, LINUX_RUN_BALLOON, workload))
 		return 1;
 	rb->data_ok[0] = rb->data_ok[1] = true;
 	for (unsigned rep = 0; rep < rb->reps && r.ok; rep++)

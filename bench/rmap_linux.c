@@ -177,7 +177,7 @@ int rmap_linux(const uint64_t *counts, unsigned n_counts, uint64_t mib)
 	if (!mib)
 		mib = DEFAULT_MIB;
 	ksnprintf(workload, sizeof(workload), "exec mib=%llu rounds=1", (unsigned long long)mib);
-	if (!linux_run_create(&r, 1, LINUX_SPLIT_MEM_MIN, BACKING_LAZY, false, workload))
+	if (!linux_run_create(&r, 1, LINUX_SPLIT_MEM_MIN, BACKING_LAZY, 0, workload))
 		return 1;
 	/* The workload's memory is written by the end of its round. */
 	if (linux_run_until(&r, BENCH_CMD_BEGIN) && linux_run_until(&r, BENCH_CMD_MARK) &&

@@ -409,7 +409,7 @@ static int zap_linux(struct zap_schedule *z, struct vcpus_bench *b, uint64_t ms)
 
 	ksnprintf(workload, sizeof(workload), "zap threads=%u mib=%u rounds=%u ms=%llu", b->vcpus,
 		  LINUX_AREA_MIB, 2 * b->reps, (unsigned long long)ms);
-	if (!linux_run_create(&r, b->vcpus, LINUX_MEM, BACKING_LAZY, false, workload))
+	if (!linux_run_create(&r, b->vcpus, LINUX_MEM, BACKING_LAZY, 0, workload))
 		return 1;
 	z->period = tsc_from_us(b->every_us);
 	b->data_ok[0] = b->data_ok[1] = true;

@@ -139,6 +139,7 @@ struct lapic {
 	uint8_t sipi_vector;
 	bool sipi_pending;
 	uint64_t timer_fires; /* timer interrupts delivered, for stats */
+	uint64_t ipis_sent;   /* IPIs its ICR sent (not self-IPIs), for stats */
 	/* Messages accepted (fixed, NMI, INIT, SIPI): another CPU that sent
 	 * some knows by it whether this APIC's CPU must be woken. */
 	uint64_t arrivals;

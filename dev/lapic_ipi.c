@@ -181,6 +181,7 @@ void send_ipi(struct lapic *from, uint32_t icr, uint32_t dest)
 		return; /* INIT level de-assert: nothing to do */
 	if (!lapic_x2apic_mode(from) && dest == XAPIC_BROADCAST)
 		m.dest = X2APIC_BROADCAST; /* reaches x2APIC-mode APICs too */
+	from->ipis_sent++;
 	lapic_bus_deliver(from->bus, &m);
 }
 

@@ -63,6 +63,14 @@ bool parse_u64_in(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return true;
 }
 
+bool parse_on_off(const char *s, bool *on)
+{
+	if (strcmp(s, "on") != 0 && strcmp(s, "off") != 0)
+		return false;
+	*on = strcmp(s, "on") == 0;
+	return true;
+}
+
 bool parse_u64_list(const char *s, uint64_t min, uint64_t max, uint64_t *out, unsigned max_n,
 		    unsigned *n)
 {

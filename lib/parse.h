@@ -14,6 +14,8 @@ bool parse_size(const char *s, uint64_t *out);
  * with a range goes through these, so no caller multiplies an unchecked value. */
 bool parse_u64_in(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 bool parse_size_in(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* "on" or "off"; false for anything else (*on untouched). */
+bool parse_on_off(const char *s, bool *on);
 /* A comma-separated list of 1 to max_n numbers, each in [min, max] ("1,2,4");
  * *n gets the count. */
 bool parse_u64_list(const char *s, uint64_t min, uint64_t max, uint64_t *out, unsigned max_n,

@@ -75,11 +75,12 @@ static void print_cpu_shares(const struct vm *vm, uint64_t total_tsc)
 static void print_vm_stats(struct vm *vm)
 {
 	static struct vcpu_stats t;
-	uint64_t timer_fires = 0, steal_ns = 0;
+	uint64_t timer_fires = 0, ipis_sent = 0, steal_ns = 0;
 
 	sum_vcpu_stats(vm, &t);
 	for (unsigned i = 0; i < vm->nr_vcpus; i++) {
 		timer_fires += vm->vcpus[i]->apic->timer_fires;
+		ipis_sent += vm->vcpus[i]->apic->ipis_sent;
 		steal_ns += vm->vcpus[i]->steal.waited_ns;
 	}
 	kprintf("vm %s (%s)\n", vm->name, vm_state_name(vm->state));
@@ -106,6 +107,7 @@ static void print_vm_stats(struct vm *vm)
 	kprintf("  %-26s %llu\n", "events_requeued", (unsigned long long)t.events_requeued);
 	kprintf("  %-26s %llu\n", "irq_window_exits", (unsigned long long)t.irq_window_exits);
 	kprintf("  %-26s %llu\n", "timer_fires", (unsigned long long)timer_fires);
+	kprintf("  %-26s %llu\n", "ipis_sent", (unsigned long long)ipis_sent);
 	kprintf("  %-26s %llu\n", "timer_late_max_ns", (unsigned long long)t.timer_late_max_ns);
 	kprintf("  %-26s %llu\n", "mmio_exits", (unsigned long long)t.mmio_exits);
 	kprintf("  %-26s %llu\n", "mmio_unclaimed", (unsigned long long)t.mmio_unclaimed);

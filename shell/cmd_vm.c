@@ -117,6 +117,7 @@ static int vm_create_cmd(int argc, char **argv)
 				    .chunk_pages = 1 };
 	const struct boot_module *mod;
 	char err[128];
+	bool on;
 	int i;
 
 	if (argc < 4)
@@ -188,17 +189,19 @@ static int vm_create_cmd(int argc, char **argv)
 			if (!parse_chunk(val, &a.chunk_pages))
 				return shell_usage_error("vm", "bad chunk '%s' (a power of two, 4K to 2M)", val);
 		} else if (strncmp(argv[i], "testdev=", 8) == 0) {
-			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+			if (!parse_on_off(val, &on))
 				return shell_usage_error("vm", "bad testdev '%s' (on or off)", val);
-			a.no_testdev = strcmp(val, "off") == 0;
+			a.no_testdev = !on;
 		} else if (strncmp(argv[i], "balloon=", 8) == 0) {
-			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+			if (!parse_on_off(val, &a.balloon))
 				return shell_usage_error("vm", "bad balloon '%s' (on or off)", val);
-			a.balloon = strcmp(val, "on") == 0;
 		} else if (strncmp(argv[i], "strict_mmio=", 12) == 0) {
-			if (strcmp(val, "on") != 0 && strcmp(val, "off") != 0)
+			if (!parse_on_off(val, &a.strict_mmio))
 				return shell_usage_error("vm", "bad strict_mmio '%s' (on or off)", val);
-			a.strict_mmio = strcmp(val, "on") == 0;
+		} else if (strncmp(argv[i], "pv=", 3) == 0) {
+			if (!parse_on_off(val, &on))
+				return shell_usage_error("vm", "bad pv '%s' (on or off)", val);
+			a.no_kvm_pv = !on;
 		} else if (strncmp(argv[i], "vcpus=", 6) == 0) {
 			uint64_t n;
 
@@ -525,5 +528,5 @@ static int cmd_vm(int argc, char **argv)
 	return shell_usage_error("vm", "unknown subcommand '%s'", argv[1]);
 }
 SHELL_COMMAND(vm, "vm",  cmd_vm,
-	      "create NAME MODULE [initrd=MODULE] [disk=MODULE[:rw]] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [balloon=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE | balloon NAME [SIZE]",
+	      "create NAME MODULE [initrd=MODULE] [disk=MODULE[:rw]] [mem=SIZE] [vcpus=N] [cpus=LIST] [backing=eager|lazy|restore image=MODULE chunk=SIZE] [alias=GPA:SIZE@GPA] [strict_mmio=on|off] [testdev=on|off] [balloon=on|off] [pv=on|off] [-- ARGS] | create NAME restore=IMAGE [chunk=SIZE] [-- ARGS] | run NAME [timeout=S] | console NAME [timeout=S] | list | destroy NAME | audit NAME | dirty NAME on|off|get | snapshot NAME IMAGE | images | image-free IMAGE | clone PARENT NAME | discard NAME GPA SIZE | balloon NAME [SIZE]",
 	      "create, run, list, destroy, audit and snapshot VMs; log their writes; restore them from images; attach the console to a VM's COM1");

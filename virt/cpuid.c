@@ -36,6 +36,7 @@ struct cpuid_host vcpu_cpuid_host(struct vcpu *v)
 		.apic_disabled = !lapic_hw_enabled(v->apic),
 		.vcpu_count = v->vm->nr_vcpus,
 		.hv_signature = SPRIG_CPUID_SIGNATURE,
+		.no_kvm_pv = v->vm->no_kvm_pv,
 	};
 }
 

@@ -498,7 +498,7 @@ void cpuid_guest(const struct cpuid_host *h, uint32_t leaf, uint32_t subleaf,
 			memcpy(&out->edx, PVCLOCK_CPUID_SIGNATURE + 8, 4);
 		} else if (leaf == PVCLOCK_CPUID_BASE + 1 && h->tsc_khz) {
 			out->eax = KVM_FEATURE_CLOCKSOURCE2 | KVM_FEATURE_CLOCKSOURCE_STABLE_BIT |
-				   KVM_PV_FEATURES;
+				   (h->no_kvm_pv ? 0 : KVM_PV_FEATURES);
 		}
 		return;
 	}

@@ -53,6 +53,9 @@ struct cpuid_host {
 	/* Leaf 0x40000000's EBX, ECX, EDX: 12 bytes (SPRIG_CPUID_SIGNATURE of
 	 * virt/cpuid.h); NULL reads zeros. */
 	const char *hv_signature;
+	/* The VM was created with pv=off: KVM's leaf 0x40000101 offers the
+	 * clock alone, none of virt/kvm_pv.h's features (`bench pv` compares). */
+	bool no_kvm_pv;
 };
 
 /* The hypervisor leaf: its EAX says it is the highest one. Leaves

@@ -374,6 +374,7 @@ struct vm *vm_create(const struct vm_create_args *a, char *err, size_t errlen)
 		memcpy(vm->args, a->args, strnlen(a->args, VM_ARGS_MAX - 1));
 	vm->mem_bytes = a->mem_bytes;
 	vm->strict_mmio = a->strict_mmio;
+	vm->no_kvm_pv = a->no_kvm_pv;
 	vm->created_tsc = rdtsc();
 
 	if (mmu_init(&vm->mmu, backend->tdp, vm_flush_tlb, vm)) {

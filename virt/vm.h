@@ -57,6 +57,7 @@ struct vm {
 	struct spinlock lock;
 	struct lapic_bus apic_bus; /* the vCPUs' local APICs, for IPIs */
 	bool strict_mmio;          /* accesses no device claims stop the guest */
+	bool no_kvm_pv;            /* pv=off: KVM's paravirtual features not offered */
 	struct platform platform;  /* the chipset: I/O APIC, PIC, PIT, RTC, ... */
 	struct vm_com1 com1;       /* COM1 (dev/com1.h) */
 	/* Every device once, and the buses that reach them: fixed from
@@ -123,6 +124,7 @@ struct vm_create_args {
 	struct vm *clone_of;
 	bool strict_mmio;
 	bool no_testdev; /* leave out QEMU's pc-testdev */
+	bool no_kvm_pv;  /* offer KVM's clock alone, none of its other PV features */
 	struct disk_args disk; /* a virtio disk (dev/disk.h); bytes 0: none */
 	bool balloon; /* a virtio balloon (dev/balloon.h) */
 };

@@ -5,6 +5,7 @@
  *   sprig-bench dirty [threads=N] [mib=N] [rounds=R] [writes=P]
  *   sprig-bench restore [mib=N]
  *   sprig-bench boot
+ *   sprig-bench ipi   [threads=N] [ms=T]
  *   sprig-bench report [threads=N] [mib=N] [rounds=R] [cycles=C] [ms=T]
  *
  * Each round runs the workload once; under sprig, `bench zap|exec|dirty
@@ -34,6 +35,11 @@
  *   frees) hands the freed 2 MiB blocks to the balloon and the host discards
  *   them; the next cycle reuses, refaults and frees the same blocks. One
  *   unmeasured cycle comes first.
+ * ipi: the threads, one a CPU, map a page, write it and unmap it again and
+ *   again for ms milliseconds: each unmap flushes the TLBs of the other CPUs
+ *   that run the process, with an IPI or, where the kernel has KVM's PV TLB
+ *   flush and the vCPU is preempted, a flag in its steal-time record (`bench
+ *   pv`). Data words after BEGIN: unmaps (lo, hi), ns (lo, hi) before END.
  * boot: stop at BEGIN at once, with the CPUs online as the data word: the
  *   host times the boot up to the workload's start (`bench boot`).
  * restore: write a word into every page, then stop at BEGIN, where the host
@@ -192,6 +198,56 @@ static void *zap_thread(void *arg)
 				return NULL;
 		}
 	}
+}
+
+/* ipi: map, write and unmap a page until the time is up, on CPU index. */
+static void *ipi_thread(void *arg)
+{
+	struct share *s = arg;
+	uint64_t end = now_ns() + s->o->ms * 1000000ull;
+	cpu_set_t cpu;
+
+	CPU_ZERO(&cpu);
+	CPU_SET(s->index, &cpu);
+	if (sched_setaffinity(0, sizeof(cpu), &cpu) != 0)
+		s->errors++;
+	for (;;) {
+		volatile uint64_t *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			s->errors++;
+			return NULL;
+		}
+		*p = s->touches;
+		munmap((void *)p, PAGE);
+		if ((++s->touches & 63) == 0 && now_ns() >= end)
+			return NULL;
+	}
+}
+
+static int ipi(const struct options *o)
+{
+	struct share s[THREADS_MAX];
+	uint64_t unmaps = 0, errors = 0, t;
+
+	for (unsigned i = 0; i < o->threads; i++)
+		s[i] = (struct share){ .o = o, .index = i };
+	command(BENCH_CMD_BEGIN);
+	t = now_ns();
+	run_threads(s, o->threads, ipi_thread);
+	t = now_ns() - t;
+	for (unsigned i = 0; i < o->threads; i++) {
+		unmaps += s[i].touches;
+		errors += s[i].errors;
+	}
+	word64(unmaps);
+	word64(t);
+	command(BENCH_CMD_END);
+	printf("sprig-bench ipi: %u threads, %llu unmaps in %llu ms, %llu errors\n", o->threads,
+	       (unsigned long long)unmaps, (unsigned long long)(t / 1000000),
+	       (unsigned long long)errors);
+	return errors != 0;
 }
 
 /* The 32 MiB-aligned window of guest memory that holds most of the area. */
@@ -557,7 +613,7 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 2 || !parse(argc, argv, &o)) {
-		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore|report|boot [threads=1..%d] "
+		fprintf(stderr, "usage: sprig-bench zap|exec|dirty|restore|report|boot|ipi [threads=1..%d] "
 			"[mib=N] [rounds=R] [ms=T] [writes=P] [cycles=C]\n", THREADS_MAX);
 		return 2;
 	}
@@ -574,6 +630,8 @@ int main(int argc, char **argv)
 		rc = report(&o);
 	else if (strcmp(argv[1], "boot") == 0)
 		rc = boot();
+	else if (strcmp(argv[1], "ipi") == 0)
+		rc = ipi(&o);
 	else
 		rc = 2;
 	printf("sprig-bench %s: %s\n", argv[1], rc ? "FAILED" : "ok");

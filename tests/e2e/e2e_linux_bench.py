@@ -1,5 +1,5 @@
 """The proposals' workloads inside a Linux guest, a smoke run (`bench zap|exec|
-dirty|boot guest=linux`, bench/linux_*.c and bench/boot_linux.c, and `bench
+dirty|boot|pv guest=linux`, bench/linux_*.c, boot_linux.c and pv_linux.c, and `bench
 reporting`, bench/reporting.c, with guests/linux-bench/sprig-bench):
 one boot of sprig under QEMU with 3 CPUs, each scenario boots Debian's kernel
 on 2 vCPUs and takes turns with sprig-bench through the bench port. Checked
@@ -7,7 +7,8 @@ from each run's @bench lines, off and on: the workload's data intact, the
 host's counters moving as each optimisation says (exec: split on fault maps
 with fewer faults and splits; dirty: every frame the guest wrote is in the
 log; zap: the hint skips empty leaf tables only when on, and with it the zaps
-visit fewer entries; boot: Linux brings both vCPUs online), the MMU audit clean (a failed audit fails the scenario's
+visit fewer entries; boot: Linux brings both vCPUs online; pv: Linux uses
+KVM's PV TLB flush or send-IPI only when offered), the MMU audit clean (a failed audit fails the scenario's
 data). Figures are `make report`'s; a bad argument is refused."""
 import os
 
@@ -90,6 +91,21 @@ def linux_bench(check):
         check("linux/boot row", len(rows) == 1 and rows[0]["in"] == "linux" and
               rows[0]["vcpus"] == 2 and rows[0]["online"] == 2 and rows[0]["ok"] == "yes" and
               rows[0]["time_ns"] > 0 and rows[0]["exits"] > 0 and rows[0]["faults"] > 0, out)
+        # KVM's PV features off and on, four vCPUs on CPUs 1-2: two share
+        # each CPU, get preempted, and Linux flushes their TLBs through
+        # steal time and IPIs several through KVM_HC_SEND_IPI, only when on.
+        out = m.command("bench pv guest=linux vcpus=4 ms=600 runs=1", timeout=600)
+        rows = by(bench_lines(out, "pv"), "pv")
+        off, on = rows.get("off"), rows.get("on")
+        check("linux/pv rows", off and on and off["ok"] == "yes" and on["ok"] == "yes" and
+              off["unmaps"] > 0 and on["unmaps"] > 0, out)
+        if off and on:
+            check("linux/pv off: none used", off["pv_send_ipi"] == 0 and
+                  off["pv_tlb_flushes"] == 0 and off["ipis_sent"] > 0, out)
+            check("linux/pv on: used", on["pv_send_ipi"] + on["pv_tlb_flushes"] > 0, out)
+        out = m.command("vm create x hello pv=maybe")
+        check("linux/pv= refused", "bad pv 'maybe' (on or off)" in out, out)
+
         out = m.command("bench boot vcpus=2")
         check("linux/boot without guest=linux refused", "give guest=linux" in out and
               "@bench" not in out, out)

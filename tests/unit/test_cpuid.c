@@ -514,6 +514,10 @@ TEST(cpuid_kvm_clock_leaves)
 	CHECK_EQ_U64(r.eax, (1u << 3) | (1u << 5) | (1u << 6) | (1u << 7) | (1u << 9) | (1u << 11) |
 				    (1u << 13) | (1u << 24));
 	CHECK(r.ebx == 0 && r.ecx == 0 && r.edx == 0);
+	/* pv=off: the clock alone (CLOCKSOURCE2, STABLE_BIT). */
+	h.no_kvm_pv = true;
+	CHECK_EQ_U64(q(&h, 0x40000101, 0).eax, (1u << 3) | (1u << 24));
+	h.no_kvm_pv = false;
 	r = q(&h, 0x40000102, 0);
 	CHECK(r.eax == 0 && r.ebx == 0 && r.ecx == 0 && r.edx == 0);
 	h.tsc_khz = 0;

@@ -469,6 +469,17 @@ TEST(lib_parse_size)
 	CHECK(v == 7);
 }
 
+TEST(lib_parse_on_off)
+{
+	bool on = false;
+
+	CHECK(parse_on_off("on", &on) && on);
+	CHECK(parse_on_off("off", &on) && !on);
+	on = true;
+	CHECK(!parse_on_off("ON", &on) && on);
+	CHECK(!parse_on_off("", &on) && !parse_on_off("onn", &on) && !parse_on_off("1", &on) && on);
+}
+
 TEST(lib_parse_u64_list)
 {
 	uint64_t v[4];

@@ -45,7 +45,8 @@ QEMU_MEM = "2G"  # the Linux guest's 512 MiB beside the others
 LINUX = [("bench zap same16 guest=linux vcpus=3", 1800), ("bench zap same4 guest=linux vcpus=3", 1800),
          ("bench exec guest=linux vcpus=3", 900), ("bench dirty guest=linux vcpus=3", 900),
          ("bench rmap guest=linux 100", 1200), ("bench prefetch guest=linux", 1800),
-         ("bench reporting vcpus=3", 1800), ("bench boot guest=linux", 1800)]
+         ("bench reporting vcpus=3", 1800), ("bench boot guest=linux", 1800),
+         ("bench pv guest=linux runs=3", 1800)]
 LINUX_MODULES = [os.path.join(ROOT, "build", "linux", m) for m in ("vmlinuz", "initrd")]
 # The stale-translation test, remote flush on, then off (mmu remote_flush=).
 STALE = [("on", 300), ("off", 300)]

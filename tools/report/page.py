@@ -89,6 +89,17 @@ def scale_table(recs):
                       ["%s (%s..%s)" % (r[f], r[f + "_min"], r[f + "_max"])
                        for f in ("cpu_min_pct", "cpu_max_pct", "vm_min_pct", "vm_max_pct")] +
                       [r["ok"]] for r in shares])
+    pvs = select(recs, "pv", where="linux")
+    if pvs:
+        out += ("<p>KVM's paravirtual features off and on (bench pv guest=linux: Linux's "
+                "TLB-flush IPIs under sprig-bench ipi), medians of the runs:</p>\n" +
+                table(["PV", "vCPUs", "unmaps/s", "exits per unmap", "IPIs by ICR",
+                       "KVM_HC_SEND_IPI (IPIs)", "PV TLB flushes (IPIs avoided)",
+                       "spin exits", "ok"],
+                      [[r["pv"], r["vcpus"], fmt(r["unmaps"] * 1e9 / r["ns"] if r["ns"] else None),
+                        fmt(r["exits_per_unmap_milli"] / 1000.0), r["ipis_sent"],
+                        "%s (%s)" % (r["pv_send_ipi"], r["pv_ipi_delivered"]),
+                        r["pv_tlb_flushes"], r["spin_exits"], r["ok"]] for r in pvs]))
     boots = select(recs, "boot", where="linux")
     if boots:
         out += table(["vCPUs", "boot, s (min..max)", "exits", "faults", "CPUs online", "ok"],
