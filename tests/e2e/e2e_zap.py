@@ -66,6 +66,7 @@ VCPUS_FIELDS = ["bench", "in", "pattern", "vcpus", "leaf_hint", "reps", "zaps", 
                 "zap_p999_ns", "zap_median_cycles", "zap_p999_cycles", "zap_spte_visits",
                 "zap_leaf_visits", "skips", "fault_waits", "fault_wait_p50_ns",
                 "fault_wait_p99_ns", "fault_wait_p999_ns", "fault_wait_max_ns", "guest_faults",
+                "zap_hold_p50_ns", "zap_hold_p99_ns", "zap_hold_p999_ns", "zap_hold_max_ns",
                 "data"]
 VCPUS_ROW = re.compile(r"^(\w+)\s+(\d+) \((\d+)\.\.(\d+)\)\s+(\d+) \((\d+)\.\.(\d+)\)$", re.M)
 
@@ -89,6 +90,11 @@ def check_vcpus_run(check, name, out, pattern, vcpus, reps):
     check(name + "/zapped-and-faulted", all(int(r["zaps"]) > 0 and int(r["fault_waits"]) > 0 and
                                             int(r["guest_faults"]) >= int(r["fault_waits"])
                                             for r in rows.values()), out)
+    # Every zap held the write lock a while: its histogram has them, in order.
+    check(name + "/hold-recorded", all(0 < int(r["zap_hold_max_ns"]) and
+                                       int(r["zap_hold_p50_ns"]) <= int(r["zap_hold_p99_ns"])
+                                       <= int(r["zap_hold_p999_ns"]) for r in rows.values()),
+          out)
     # A same pattern zaps tables it emptied a millisecond before: the hint skips them.
     check(name + "/hint-skips", off["skips"] == "0" and
           (int(on["skips"]) > 0 or not pattern.startswith("same")), out)
