@@ -41,6 +41,7 @@
 #include "boot/boot_info.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"
+#include "virt/sched.h"
 #include "virt/vm.h"
 #include "bench/linux_guest.h"
 #include "bench/zap_patterns.h"
@@ -323,9 +324,9 @@ static void print_vcpus_results(const struct zap_schedule *z, const struct vcpus
 	kprintf("%-20s %-36s %s\n", "data", b->data_ok[0] ? "ok" : "FAILED",
 		b->data_ok[1] ? "ok" : "FAILED");
 	for (int h = 0; h < 2; h++) {
-		kprintf("@bench bench=zap in=%s pattern=%s vcpus=%u leaf_hint=%s reps=%u",
-			b->in_linux ? "linux" : "guest", z->p->name, b->vcpus, h ? "on" : "off",
-			b->reps);
+		kprintf("@bench bench=zap in=%s pattern=%s vcpus=%u leaf_hint=%s reps=%u "
+			"remote_flush=%s", b->in_linux ? "linux" : "guest", z->p->name, b->vcpus,
+			h ? "on" : "off", b->reps, vm_remote_flush ? "on" : "off");
 		for (unsigned f = 0; f < n_fields; f++)
 			kprintf(" %s=%llu", vcpus_field_names[f],
 				(unsigned long long)s[h][f].median);
