@@ -372,13 +372,14 @@ def tail_bars(ax, rows, fields, ylabel):
     return spread
 
 
-def clock_note(where):
-    """What the times of WHERE's several-vCPU rows are worth."""
-    if where in VIRTUAL_TIME:
-        return VIRTUAL_TIME[where]
-    return ("under an emulator on a shared host the vCPU threads and the lock holder are "
-            "descheduled for whole host time slices, so the tails here are the host "
-            "scheduler's, not sprig's")
+def clock_note(where, panels):
+    """What the times of WHERE's several-vCPU rows (in PANELS) are worth."""
+    note = VIRTUAL_TIME.get(where, "under an emulator on a shared host the vCPU threads and "
+                            "the lock holder are descheduled for whole host time slices, so "
+                            "the tails here are the host scheduler's, not sprig's")
+    if any(r.get("remote_flush") == "off" for _, rows in panels for r in rows):
+        note += "; measured with the remote flush off (mmu remote_flush=off)"
+    return note
 
 
 def smp_fault_waits(recs, outdir):
@@ -416,7 +417,7 @@ def smp_fault_waits(recs, outdir):
                 else "the churn guest's vCPUs",
                 "/".join(str(x) for x in sorted(reps)),
                 "error bars min to max of the runs" if spread else "no spread recorded",
-                proposals.LEAF_HINT["wait_source"], clock_note(where), WHERE_NAMES[where])))
+                proposals.LEAF_HINT["wait_source"], clock_note(where, panels), WHERE_NAMES[where])))
         got = smp_panels(recs, where, HOLDS)
         if not got:
             continue
@@ -433,7 +434,7 @@ def smp_fault_waits(recs, outdir):
             "releasing it, its TLB flush included and its yields' handovers left out (what a "
             "fault behind it may wait); median of the runs, %s. Times: %s; %s." % (
                 "error bars min to max of the runs" if spread else "no spread recorded",
-                clock_note(where), WHERE_NAMES[where])))
+                clock_note(where, panels), WHERE_NAMES[where])))
     return out
 
 
