@@ -14,10 +14,9 @@
  * CPU zaps every every_us microseconds by the TSC from the VM's watch hook
  * (which comes about once a millisecond: it does every zap due by then). The
  * faults' waits for mmu_lock behind the zaps are the figure, beside how long
- * each zap held the lock for write (which the emulator's scheduling of the
- * vCPUs does not stretch as it does the waits). R runs each way,
- * interleaved (off, on, off, on, ...); each field is the median of the runs,
- * with min and max in the table.
+ * each zap held the lock for write. R runs each way, interleaved (off, on,
+ * off, on, ...); each field is the median of the runs, with min and max in
+ * the table.
  *
  * guest=linux (`[vcpus=N] [every_us=N] [reps=R] [ms=T]`): the same with a
  * Linux guest (bench/linux_guest.h) on lazy memory (4 KiB leaves, as
