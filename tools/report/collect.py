@@ -56,9 +56,9 @@ RMAPS_CLONES = 20
 BOCHS = [("bench exec mib=64", 1200), ("bench zap same4", 1200)]
 # The fault waits in virtual time, in a second Bochs boot with 4 CPUs: Bochs
 # runs them all in one host thread, a few instructions each in turn, and its
-# TSC counts instructions. The remote flush is off for them: a kick takes Bochs
-# about 10 ms of its time to deliver, which would stand in for every tail (and
-# Bochs flushes its TLB at every VM entry and exit anyway).
+# TSC counts instructions. The remote flush is off for them: its wait for the
+# kicked vCPUs often takes about 10 ms of Bochs's time, which would stand in
+# for every tail (and Bochs flushes its TLB at every VM entry and exit anyway).
 BOCHS_CPUS = 4
 BOCHS_NO_FLUSH = [("bench zap same16 vcpus=3 reps=3", 1800),
                   ("bench zap same4 vcpus=3 reps=3", 1800)]
