@@ -13,9 +13,10 @@
  * N vCPUs, each churning its own share, on the other CPUs, while the console
  * CPU zaps every every_us microseconds by the TSC from the VM's watch hook
  * (which comes about once a millisecond: it does every zap due by then). The
- * faults' waits for mmu_lock behind the zaps are the figure. R runs each way,
- * interleaved (off, on, off, on, ...); each field is the median of the runs,
- * with min and max in the table.
+ * faults' waits for mmu_lock behind the zaps are the figure, beside how long
+ * each zap held the lock for write. R runs each way, interleaved (off, on,
+ * off, on, ...); each field is the median of the runs, with min and max in
+ * the table.
  *
  * guest=linux (`[vcpus=N] [every_us=N] [reps=R] [ms=T]`): the same with a
  * Linux guest (bench/linux_guest.h) on lazy memory (4 KiB leaves, as
@@ -39,6 +40,7 @@
 #include "boot/boot_info.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"
+#include "virt/sched.h"
 #include "virt/vm.h"
 #include "bench/linux_guest.h"
 #include "bench/zap_patterns.h"
@@ -229,11 +231,13 @@ static int zap_one_vcpu(const struct boot_module *mod, struct zap_schedule *z, u
 	return res[0].data_ok && res[1].data_ok ? 0 : 1;
 }
 
-/* The fields of a several-vCPU run, in the order of its @bench line. */
+/* The fields of a several-vCPU run, in the order of its @bench line; each
+ * histogram's p50, p99, p99.9 and max follow each other (read_tail_ns). */
 enum vcpus_field {
 	ZAPS, ZAP_MEDIAN_NS, ZAP_P999_NS, ZAP_MEDIAN_CYCLES, ZAP_P999_CYCLES, ZAP_SPTE_VISITS,
 	ZAP_LEAF_VISITS, SKIPS, FAULT_WAITS, FAULT_WAIT_P50_NS, FAULT_WAIT_P99_NS,
-	FAULT_WAIT_P999_NS, FAULT_WAIT_MAX_NS, GUEST_FAULTS,
+	FAULT_WAIT_P999_NS, FAULT_WAIT_MAX_NS, GUEST_FAULTS, ZAP_HOLD_P50_NS, ZAP_HOLD_P99_NS,
+	ZAP_HOLD_P999_NS, ZAP_HOLD_MAX_NS,
 	/* The Linux workload's own figure, from inside the guest: */
 	TOUCHES_PER_S, N_VCPUS_FIELDS
 };
@@ -243,8 +247,18 @@ static const char *const vcpus_field_names[N_VCPUS_FIELDS] = {
 	"zaps", "zap_median_ns", "zap_p999_ns", "zap_median_cycles", "zap_p999_cycles",
 	"zap_spte_visits", "zap_leaf_visits", "skips", "fault_waits", "fault_wait_p50_ns",
 	"fault_wait_p99_ns", "fault_wait_p999_ns", "fault_wait_max_ns", "guest_faults",
+	"zap_hold_p50_ns", "zap_hold_p99_ns", "zap_hold_p999_ns", "zap_hold_max_ns",
 	"touches_per_s",
 };
+
+/* A histogram's p50, p99, p99.9 and max, in nanoseconds, into tail[0..3]. */
+static void read_tail_ns(const struct latency_hist *h, uint64_t tail[4])
+{
+	tail[0] = tsc_to_ns(latency_percentile(h, 500));
+	tail[1] = tsc_to_ns(latency_percentile(h, 990));
+	tail[2] = tsc_to_ns(latency_percentile(h, 999));
+	tail[3] = tsc_to_ns(h->max);
+}
 
 static void read_vcpus_run(struct vm *vm, uint64_t f[N_VCPUS_FIELDS])
 {
@@ -260,11 +274,9 @@ static void read_vcpus_run(struct vm *vm, uint64_t f[N_VCPUS_FIELDS])
 	f[ZAP_LEAF_VISITS] = zs->zap_leaf_visits;
 	f[SKIPS] = zs->tdp_zap_skip_child;
 	f[FAULT_WAITS] = w->count;
-	f[FAULT_WAIT_P50_NS] = tsc_to_ns(latency_percentile(w, 500));
-	f[FAULT_WAIT_P99_NS] = tsc_to_ns(latency_percentile(w, 990));
-	f[FAULT_WAIT_P999_NS] = tsc_to_ns(latency_percentile(w, 999));
-	f[FAULT_WAIT_MAX_NS] = tsc_to_ns(w->max);
+	read_tail_ns(w, &f[FAULT_WAIT_P50_NS]);
 	f[GUEST_FAULTS] = vm->mmu.stats.pf_taken;
+	read_tail_ns(&zs->zap_hold, &f[ZAP_HOLD_P50_NS]);
 }
 
 struct vcpus_bench {
@@ -311,9 +323,9 @@ static void print_vcpus_results(const struct zap_schedule *z, const struct vcpus
 	kprintf("%-20s %-36s %s\n", "data", b->data_ok[0] ? "ok" : "FAILED",
 		b->data_ok[1] ? "ok" : "FAILED");
 	for (int h = 0; h < 2; h++) {
-		kprintf("@bench bench=zap in=%s pattern=%s vcpus=%u leaf_hint=%s reps=%u",
-			b->in_linux ? "linux" : "guest", z->p->name, b->vcpus, h ? "on" : "off",
-			b->reps);
+		kprintf("@bench bench=zap in=%s pattern=%s vcpus=%u leaf_hint=%s reps=%u "
+			"remote_flush=%s", b->in_linux ? "linux" : "guest", z->p->name, b->vcpus,
+			h ? "on" : "off", b->reps, vm_remote_flush ? "on" : "off");
 		for (unsigned f = 0; f < n_fields; f++)
 			kprintf(" %s=%llu", vcpus_field_names[f],
 				(unsigned long long)s[h][f].median);

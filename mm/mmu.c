@@ -33,9 +33,15 @@ void mmu_flush_tlb(struct mmu *mmu)
 
 void mmu_zap(struct mmu *mmu, uint64_t gpa, uint64_t len)
 {
+	uint64_t held, yielded;
+
 	mmu_write_lock(mmu);
+	held = latency_clock();
+	yielded = mmu->write_yield_cycles;
 	if (tdp_zap_range(mmu, gpa >> PAGE_SHIFT, (gpa + len + PAGE_SIZE - 1) >> PAGE_SHIFT))
 		mmu_flush_tlb(mmu);
+	latency_record(&mmu->zap_stats.zap_hold,
+		       latency_clock() - held - (mmu->write_yield_cycles - yielded));
 	write_unlock(&mmu->lock);
 }
 

@@ -57,6 +57,9 @@ struct mmu {
 	uint32_t dirty_log_slots; /* slots with MEMSLOT_DIRTY_LOG (changed under both locks) */
 	struct mmu_share share;   /* clones and aliases (mm/cow.h) */
 	uint64_t walk_visits;     /* SPTE visits of the running write-locked walk (tdp_cond_yield) */
+	/* Cycles the write-lock holders spent handed over at yield points
+	 * (mmu_cond_yield), for a hold's own time (zap_stats.zap_hold). */
+	uint64_t write_yield_cycles;
 };
 
 enum tdp_fault_result {

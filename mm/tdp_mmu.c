@@ -269,6 +269,8 @@ bool tdp_cond_yield(struct mmu *mmu, struct tdp_iter *it, bool *flush)
 
 bool mmu_cond_yield(struct mmu *mmu, bool *flush)
 {
+	uint64_t handed_over;
+
 	if (!rwlock_contended(&mmu->lock))
 		return false;
 	/* After the unlock others see the changed entries; a zapped table may
@@ -278,7 +280,9 @@ bool mmu_cond_yield(struct mmu *mmu, bool *flush)
 		mmu_flush_tlb(mmu);
 		*flush = false;
 	}
+	handed_over = latency_clock();
 	write_unlock_handoff(&mmu->lock);
+	mmu->write_yield_cycles += latency_clock() - handed_over;
 	return true;
 }
 

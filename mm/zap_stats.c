@@ -50,4 +50,6 @@ void zap_stats_print(const struct zap_stats *zs)
 	print_row("zap_cycles", load(&zs->zap_cycles));
 	print_row("zap_cycles_median", zap_latency_percentile(zs, 500));
 	print_row("zap_cycles_p999", zap_latency_percentile(zs, 999));
+	print_row("zap_hold_cycles_median", latency_percentile(&zs->zap_hold, 500));
+	print_row("zap_hold_cycles_p999", latency_percentile(&zs->zap_hold, 999));
 }

@@ -17,6 +17,11 @@ struct zap_stats {
 	uint64_t zap_hints_set;      /* leaf tables a zap left empty and marked */
 	uint64_t zap_cycles;         /* TSC cycles inside those zaps, yields included */
 	struct latency_hist zap_latency; /* latency_clock: two reads per zap */
+	/* How long each mmu_zap held mmu_lock for write: from acquiring it to
+	 * releasing it, the TLB flush included and the yields' handovers left
+	 * out; what a fault that arrives behind the zap may wait. mmu_zap's
+	 * zaps only: a discard holds the lock for its backing work too. */
+	struct latency_hist zap_hold;
 };
 
 /* What one zap did, added to the counters when it ends. */

@@ -116,6 +116,7 @@ def check_report_smp(res, name, sample, pages, lines):
               sum("zap_vcpus_fault_wait_p999_ratio" in l for l in lines) == len(zap_rows) // 2
               and any("stale_hits_remote_flush_on" in l for l in lines) and
               any("stale_hits_remote_flush_off" in l for l in lines), "\n".join(lines))
+    check_report_smp_counts_and_clocks(res, name, recs, index, lines)
 
     def stale_row(records):
         html = page.stale_table(records, verdicts.compute(records))
@@ -139,6 +140,57 @@ def check_report_smp(res, name, sample, pages, lines):
     res.check("report/%s-stale-hit-not-met" % name,
               on and stale_row(hit) == (str(on[0]["hits"] + 1), str(off[0]["hits"]), "not met"),
               repr(stale_row(hit)))
+
+
+def check_report_smp_counts_and_clocks(res, name, recs, index, lines):
+    """Several vCPU counts in one figure per where; the zaps' hold times in a
+    figure of their own and in the table; the rows measured in virtual time
+    (verdicts.VIRTUAL_TIME) judged by their own target, met exactly when
+    their p99.9 off / on is, and "not met" once the hint's p99.9 equals the
+    other's."""
+    import copy
+    from tools.report import verdicts
+    zap = [r for r in recs if r.get("bench") == "zap" and "vcpus" in r]
+    counts = {r["vcpus"] for r in zap if r["where"] == "qemu"}
+    table = re.search(r"<th>proposal p99\.9, us</th>.*?</table>", index, re.S)
+    res.check("report/%s-smp-vcpu-counts" % name,
+              len(counts) >= 3 and table is not None and
+              all("<td>%d</td>" % n in table.group(0) for n in counts) and
+              index.count('<img src="smp_fault_wait_qemu.png"') == 1, str(sorted(counts)))
+    held = [r for r in zap if "zap_hold_p999_ns" in r]
+    res.check("report/%s-zap-hold" % name,
+              held and '<img src="smp_zap_hold_qemu.png"' in index and
+              "<th>hold p99.9, us</th>" in index, "%d rows with holds" % len(held))
+    virtual = [r for r in zap if r["where"] in verdicts.VIRTUAL_TIME and
+               r["pattern"].startswith("same")]
+
+    def judged(records):
+        """{(pattern, vcpus): met} of the virtual-time verdicts."""
+        return {tuple(v["label"].split(",")[0].split(" vcpus=")): v["met"]
+                for v in verdicts.compute(records)
+                if v["key"] == "zap_vcpus_fault_wait_p999_ratio_virtual"}
+    want = {}
+    for r in virtual:
+        if r["leaf_hint"] == "off":
+            on = [o for o in virtual if o["leaf_hint"] == "on" and o["pattern"] == r["pattern"]
+                  and o["vcpus"] == r["vcpus"]][0]
+            want[(r["pattern"], str(r["vcpus"]))] = \
+                r["fault_wait_p999_ns"] >= 1.125 * on["fault_wait_p999_ns"]
+    res.check("report/%s-virtual-verdicts" % name,
+              want and judged(recs) == want and
+              sum("zap_vcpus_fault_wait_p999_ratio_virtual" in l for l in lines) == len(want),
+              "want %s; got %s" % (want, judged(recs)))
+    same = copy.deepcopy(recs)
+    for r in same:
+        if r.get("where") in verdicts.VIRTUAL_TIME and r.get("leaf_hint") == "on" and \
+                "vcpus" in r and r.get("bench") == "zap":
+            r["fault_wait_p999_ns"] = [o for o in same if o.get("bench") == "zap" and
+                                       o.get("where") == r["where"] and
+                                       o.get("leaf_hint") == "off" and
+                                       o.get("vcpus") == r["vcpus"] and
+                                       o.get("pattern") == r["pattern"]][0]["fault_wait_p999_ns"]
+    res.check("report/%s-virtual-equal-not-met" % name,
+              judged(same) and not any(judged(same).values()), str(judged(same)))
 
 
 def check_report_linux_restore(res, name, sample, pages):

@@ -62,11 +62,13 @@ def qemu_bench_zap(check):
         m.close()
 
 
-VCPUS_FIELDS = ["bench", "in", "pattern", "vcpus", "leaf_hint", "reps", "zaps", "zap_median_ns",
-                "zap_p999_ns", "zap_median_cycles", "zap_p999_cycles", "zap_spte_visits",
-                "zap_leaf_visits", "skips", "fault_waits", "fault_wait_p50_ns",
+VCPUS_FIELDS = ["bench", "in", "pattern", "vcpus", "leaf_hint", "reps", "remote_flush", "zaps",
+                "zap_median_ns", "zap_p999_ns", "zap_median_cycles", "zap_p999_cycles",
+                "zap_spte_visits", "zap_leaf_visits", "skips", "fault_waits", "fault_wait_p50_ns",
                 "fault_wait_p99_ns", "fault_wait_p999_ns", "fault_wait_max_ns", "guest_faults",
+                "zap_hold_p50_ns", "zap_hold_p99_ns", "zap_hold_p999_ns", "zap_hold_max_ns",
                 "data"]
+VCPUS_NUMBERS = VCPUS_FIELDS[7:-1]
 VCPUS_ROW = re.compile(r"^(\w+)\s+(\d+) \((\d+)\.\.(\d+)\)\s+(\d+) \((\d+)\.\.(\d+)\)$", re.M)
 
 
@@ -79,22 +81,27 @@ def check_vcpus_run(check, name, out, pattern, vcpus, reps):
     if set(rows) != {"off", "on"}:
         return
     check(name + "/row-keys", all(r["in"] == "guest" and r["pattern"] == pattern and
-                                  r["vcpus"] == str(vcpus) and r["reps"] == str(reps)
-                                  for r in rows.values()), out)
+                                  r["vcpus"] == str(vcpus) and r["reps"] == str(reps) and
+                                  r["remote_flush"] == "on" for r in rows.values()), out)
     check(name + "/numbers", all(r[k].isdigit() for r in rows.values()
-                                 for k in VCPUS_FIELDS[6:-1]), out)
+                                 for k in VCPUS_NUMBERS), out)
     check(name + "/guest-data-ok", all(r["data"] == "ok" for r in rows.values()) and
           out.count("data check ok") == 2 * reps and "FAILED" not in out, out)
     off, on = rows["off"], rows["on"]
     check(name + "/zapped-and-faulted", all(int(r["zaps"]) > 0 and int(r["fault_waits"]) > 0 and
                                             int(r["guest_faults"]) >= int(r["fault_waits"])
                                             for r in rows.values()), out)
+    # Every zap held the write lock a while: its histogram has them, in order.
+    check(name + "/hold-recorded", all(0 < int(r["zap_hold_max_ns"]) and
+                                       int(r["zap_hold_p50_ns"]) <= int(r["zap_hold_p99_ns"])
+                                       <= int(r["zap_hold_p999_ns"]) for r in rows.values()),
+          out)
     # A same pattern zaps tables it emptied a millisecond before: the hint skips them.
     check(name + "/hint-skips", off["skips"] == "0" and
           (int(on["skips"]) > 0 or not pattern.startswith("same")), out)
     # The table: every field, median (min..max) each way, the median within.
     table = {m.group(1): [int(x) for x in m.groups()[1:]] for m in VCPUS_ROW.finditer(out)}
-    check(name + "/table", set(VCPUS_FIELDS[6:-1]) <= set(table) and
+    check(name + "/table", set(VCPUS_NUMBERS) <= set(table) and
           all(v[1] <= v[0] <= v[2] and v[4] <= v[3] <= v[5] for v in table.values()), out)
 
 

@@ -5,8 +5,8 @@ no data: URIs, nothing fetched from the network."""
 import html
 
 from . import kut, proposals
-from .verdicts import (WHERE_NAMES, exit_cost, lowered, one, one_vcpu, ratio, select,
-                       several_vcpus, stale_verdict, zap_vcpus_keys)
+from .verdicts import (VIRTUAL_TIME, WHERE_NAMES, exit_cost, lowered, one, one_vcpu, ratio,
+                       select, several_vcpus, stale_verdict, zap_vcpus_keys)
 
 STYLE = """body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
@@ -169,20 +169,24 @@ def spread(r, field, scale=1000):
 
 
 def fault_wait_table(recs):
-    """Each `bench zap PATTERN vcpus=N` row, with the proposal's p99.9."""
+    """Each `bench zap PATTERN vcpus=N` row, with the proposal's p99.9 and the
+    zaps' write-lock hold (rows from before the hold was measured: -)."""
     rows = []
     for where, pattern, vcpus in zap_vcpus_keys(recs):
         kvm = proposals.LEAF_HINT["wait_p999_us"].get(pattern)
         for h, hint in enumerate(("off", "on")):
             r = one(recs, "zap", where=where, pattern=pattern, vcpus=vcpus, leaf_hint=hint)
+            holds = [spread(r, f) if f in r else "-" for f in
+                     ("zap_hold_p50_ns", "zap_hold_p99_ns", "zap_hold_p999_ns", "zap_hold_max_ns")]
             rows.append((pattern, where, vcpus, hint, r["reps"], spread(r, "zaps", 1),
                          spread(r, "zap_median_ns"), spread(r, "fault_waits", 1),
                          spread(r, "fault_wait_p50_ns"), spread(r, "fault_wait_p99_ns"),
                          spread(r, "fault_wait_p999_ns"), spread(r, "fault_wait_max_ns"),
-                         "%g" % kvm[h] if kvm else "-", r["data"]))
+                         "%g" % kvm[h] if kvm else "-", *holds, r["data"]))
     return table(["pattern", "where", "vCPUs", "hint", "runs", "zaps", "zap median, us",
                   "fault waits", "wait p50, us", "wait p99, us", "wait p99.9, us",
-                  "wait max, us", "proposal p99.9, us", "data"], rows)
+                  "wait max, us", "proposal p99.9, us", "hold p50, us", "hold p99, us",
+                  "hold p99.9, us", "hold max, us", "data"], rows)
 
 
 def fault_wait_ratios(recs):
@@ -259,7 +263,11 @@ def smp_section(data, figures, verdicts):
                "and cannot reproduce the proposal's (hardware, a core per vCPU); the "
                "figures say that the experiment runs and what it counts. The verdicts are "
                "computed from the rows all the same.</p>\n" % esc(data["machine"].get("cores")))
-    for prefix, tail in (("smp_fault_wait", fault_wait_table(recs)),
+    for where, why in VIRTUAL_TIME.items():
+        if any(r["where"] == where for r in several_vcpus(recs)):
+            out.append("<p class=\"note\">Except %s: %s; their fault-wait verdict has its "
+                       "own target.</p>\n" % (esc(WHERE_NAMES[where]), esc(why)))
+    for prefix, tail in ((("smp_fault_wait", "smp_zap_hold"), fault_wait_table(recs)),
                          ("smp_exec_dirty", exec_dirty_table(recs))):
         for f in figures:
             if f["file"].startswith(prefix):
@@ -459,7 +467,7 @@ def compare(data, verdicts):
         out.append("<h2>%s</h2>\n<p>Published: %s.</p>\n" % (esc(p["title"]), esc(p["source"])))
         out.append(fn(recs))
         out.append(verdict_list([v for v in verdicts if v["proposal"] == key or (
-            key == "leaf" and v["key"] == "zap_vcpus_fault_wait_p999_ratio")]))
+            key == "leaf" and v["key"].startswith("zap_vcpus_fault_wait_p999_ratio"))]))
     out.append("<p>Where: %s.</p>\n</body></html>\n" % esc("; ".join(
         "%s = %s" % kv for kv in WHERE_NAMES.items())))
     return "".join(out)

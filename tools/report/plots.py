@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from . import curves, proposals  # noqa: E402
-from .verdicts import (WHERE_NAMES, exit_cost, one, one_vcpu, select,  # noqa: E402
+from .verdicts import (VIRTUAL_TIME, WHERE_NAMES, exit_cost, one, one_vcpu, select,  # noqa: E402
                        several_vcpus, zap_vcpus_keys)
 
 DPI = 90
@@ -321,61 +321,120 @@ def prefetch_plots(recs, outdir):
 
 WAITS = (("fault_wait_p50_ns", "p50"), ("fault_wait_p99_ns", "p99"),
          ("fault_wait_p999_ns", "p99.9"), ("fault_wait_max_ns", "max"))
+HOLDS = (("zap_hold_p50_ns", "p50"), ("zap_hold_p99_ns", "p99"),
+         ("zap_hold_p999_ns", "p99.9"), ("zap_hold_max_ns", "max"))
+BAR = 0.2
+
+
+def smp_panels(recs, where, fields):
+    """One figure for WHERE's `bench zap PATTERN vcpus=N` rows that have
+    FIELDS: a row of panels per pattern, a column per vCPU count. Returns the
+    figure and [(axes, hint off row, hint on row)], or None without rows."""
+    keys = [k for k in zap_vcpus_keys(recs) if k[0] == where and
+            fields[0][0] in one(recs, "zap", where=where, pattern=k[1], vcpus=k[2])]
+    if not keys:
+        return None
+    patterns = sorted({k[1] for k in keys}, key=pattern_order)
+    counts = sorted({k[2] for k in keys})
+    fig, axes = plt.subplots(len(patterns), len(counts), figsize=(4.5 * len(counts),
+                                                                  3.6 * len(patterns)),
+                             squeeze=False)
+    panels = []
+    for i, pattern in enumerate(patterns):
+        for j, vcpus in enumerate(counts):
+            if (where, pattern, vcpus) not in keys:
+                axes[i][j].axis("off")
+                continue
+            panels.append((axes[i][j], [one(recs, "zap", where=where, pattern=pattern,
+                                            vcpus=vcpus, leaf_hint=h) for h in ("off", "on")]))
+    return fig, panels
+
+
+def tail_bars(ax, rows, fields, ylabel):
+    """Each row's percentiles (the medians of its runs), hint off and on, with
+    min..max error bars where the table gave them; whether all had them."""
+    spread = True
+    for h, r in enumerate(rows):
+        errs = None
+        if all(f + "_min" in r for f, _ in fields):
+            errs = [[(r[f] - r[f + "_min"]) / 1000 for f, _ in fields],
+                    [(r[f + "_max"] - r[f]) / 1000 for f, _ in fields]]
+        spread = spread and errs is not None
+        ax.bar([i + (h - 1.5) * BAR for i in range(len(fields))],
+               [r[f] / 1000 for f, _ in fields], BAR, yerr=errs, capsize=2,
+               label="sprig, hint %s" % r["leaf_hint"])
+    ax.set_xticks(range(len(fields)))
+    ax.set_xticklabels([name for _, name in fields])
+    ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title("%s, %d vCPUs" % (rows[0]["pattern"], rows[0]["vcpus"]))
+    ax.grid(True, axis="y", alpha=0.3)
+    return spread
+
+
+def clock_note(where, panels):
+    """What the times of WHERE's several-vCPU rows (in PANELS) are worth."""
+    note = VIRTUAL_TIME.get(where, "under an emulator on a shared host the vCPU threads and "
+                            "the lock holder are descheduled for whole host time slices, so "
+                            "the tails here are the host scheduler's, not sprig's")
+    if any(r.get("remote_flush") == "off" for _, rows in panels for r in rows):
+        note += "; measured with the remote flush off (mmu remote_flush=off)"
+    return note
 
 
 def smp_fault_waits(recs, outdir):
-    """Fault-side mmu_lock wait percentiles, hint off and on, per pattern
-    (`bench zap PATTERN vcpus=N`), with the proposal's p99.9 beside them."""
+    """Fault-side mmu_lock wait percentiles, hint off and on, per pattern and
+    vCPU count (`bench zap PATTERN vcpus=N`), with the proposal's p99.9
+    beside them; and the zaps' write-lock hold times, where the rows have them."""
     out = []
-    keys = zap_vcpus_keys(recs)
-    for where in [w for w in WHERE_NAMES if any(k[0] == w for k in keys)]:
-        mine = [k for k in keys if k[0] == where]
-        fig, axes = plt.subplots(1, len(mine), figsize=(5 * len(mine), 3.8), squeeze=False)
+    for where in WHERE_NAMES:
+        got = smp_panels(recs, where, WAITS)
+        if not got:
+            continue
+        fig, panels = got
         reps, spread = set(), True
-        for ax, (_, pattern, vcpus) in zip(axes[0], mine):
-            rows = [one(recs, "zap", where=where, pattern=pattern, vcpus=vcpus, leaf_hint=h)
-                    for h in ("off", "on")]
-            width = 0.2
-            for h, r in enumerate(rows):
-                reps.add(r["reps"])
-                errs = None  # min..max of the runs, where the table gave them
-                if all(f + "_min" in r for f, _ in WAITS):
-                    errs = [[(r[f] - r[f + "_min"]) / 1000 for f, _ in WAITS],
-                            [(r[f + "_max"] - r[f]) / 1000 for f, _ in WAITS]]
-                spread = spread and errs is not None
-                ax.bar([i + (h - 1.5) * width for i in range(len(WAITS))],
-                       [r[f] / 1000 for f, _ in WAITS], width, yerr=errs, capsize=2,
-                       label="sprig, hint %s" % r["leaf_hint"])
-            kvm = proposals.LEAF_HINT["wait_p999_us"].get(pattern)
+        for ax, rows in panels:
+            reps |= {r["reps"] for r in rows}
+            spread = tail_bars(ax, rows, WAITS, "fault's mmu_lock wait, us (log)") and spread
+            kvm = proposals.LEAF_HINT["wait_p999_us"].get(rows[0]["pattern"])
             if kvm:
                 for h, us in enumerate(kvm):
-                    ax.bar([2 + (h + 0.5) * width], [us], width, hatch="//", fill=False,
+                    ax.bar([2 + (h + 0.5) * BAR], [us], BAR, hatch="//", fill=False,
                            edgecolor="C%d" % h,
                            label="proposal p99.9, %s" % ("original" if h == 0 else "patched"))
-            ax.set_xticks(range(len(WAITS)))
-            ax.set_xticklabels([name for _, name in WAITS])
-            ax.set_yscale("log")
-            ax.set_ylabel("fault's mmu_lock wait, us (log)")
-            ax.set_title("%s, %d vCPUs" % (pattern, vcpus))
-            ax.grid(True, axis="y", alpha=0.3)
             ax.legend(fontsize=7)
         name = save(fig, outdir, "smp_fault_wait_%s.png" % where)
         out.append(fig_entry(
             name, "Fault-side mmu_lock wait, leaf-empty hint off and on, %s" % WHERE_NAMES[where],
             "bench zap PATTERN vcpus=N%s: %s (on the CPUs other than the "
             "console's) fault and write their memory while the console CPU zaps the pattern's "
-            "ranges every 1 ms (make report runs the defaults); a wait is the TSC time from a "
+            "ranges every 1 ms; a wait is the TSC time from a "
             "fault's read-lock request to its acquisition, every fault that takes the lock "
             "counted; median of %s interleaved runs each way, %s; hatched: the proposal's "
-            "p99.9 (%s). Under an emulator on a shared host the vCPU threads and the lock "
-            "holder are descheduled for whole host time slices, so the tails here are the "
-            "host scheduler's, not sprig's; %s." % (
+            "p99.9 (%s). Times: %s; %s." % (
                 " guest=linux" if where == "linux" else "",
                 "sprig-bench's threads in Linux, one a vCPU," if where == "linux"
                 else "the churn guest's vCPUs",
                 "/".join(str(x) for x in sorted(reps)),
                 "error bars min to max of the runs" if spread else "no spread recorded",
-                proposals.LEAF_HINT["wait_source"], WHERE_NAMES[where])))
+                proposals.LEAF_HINT["wait_source"], clock_note(where, panels), WHERE_NAMES[where])))
+        got = smp_panels(recs, where, HOLDS)
+        if not got:
+            continue
+        fig, panels = got
+        spread = True
+        for ax, rows in panels:
+            spread = tail_bars(ax, rows, HOLDS, "zap's write-lock hold, us (log)") and spread
+            ax.legend(fontsize=7)
+        name = save(fig, outdir, "smp_zap_hold_%s.png" % where)
+        out.append(fig_entry(
+            name, "Zaps' mmu_lock write hold, leaf-empty hint off and on, %s" %
+            WHERE_NAMES[where],
+            "The same runs: how long each zap held mmu_lock for write, from acquiring it to "
+            "releasing it, its TLB flush included and its yields' handovers left out (what a "
+            "fault behind it may wait); median of the runs, %s. Times: %s; %s." % (
+                "error bars min to max of the runs" if spread else "no spread recorded",
+                clock_note(where, panels), WHERE_NAMES[where])))
     return out
 
 
