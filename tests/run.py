@@ -232,6 +232,10 @@ def check_report_scale(res, name, sample, pages, lines):
             "share_cpu_min_pct", "share_cpu_max_pct")
     res.check("report/%s-scale-verdicts" % name,
               all(any(": %s = " % k in l for l in lines) for k in keys), "\n".join(lines))
+    pv = [r for r in recs if r.get("bench") == "pv"]
+    if pv:
+        res.check("report/%s-pv-table" % name, "PV TLB flushes (IPIs avoided)" in index and
+                  all("<td>%d</td>" % r["pv_tlb_flushes"] in index for r in pv), index[-3000:])
     rate = "%.3f" % (bare[0]["cycles_per_exit"] / fault[0]["cycles_per_fault"])
     res.check("report/%s-scale-exit-rate" % name,
               any(": fault_exit_rate_of_limit = %s " % rate in l for l in lines),
