@@ -81,11 +81,11 @@ def scale_table(recs):
                          fmt(r["time_ns"] / 1e6), fmt(r["ns_min"] / 1e6),
                          fmt(r["ns_max"] / 1e6)), r["faults_per_s"], r["cycles_per_fault"],
                        r["ok"]] for r in faults])
-    shares = select(recs, "share", where="qemu")
+    shares = select(recs, "share")
     if shares:
-        out += table(["vCPUs", "host CPUs", "ms", "runs", "least share of its CPU, %",
+        out += table(["where", "vCPUs", "host CPUs", "ms", "runs", "least share of its CPU, %",
                       "most, %", "least share of the VM, %", "most, %", "ok"],
-                     [[r["vcpus"], r["host_cpus"], r["ms"], r["runs"]] +
+                     [[WHERE_NAMES[r["where"]], r["vcpus"], r["host_cpus"], r["ms"], r["runs"]] +
                       ["%s (%s..%s)" % (r[f], r[f + "_min"], r[f + "_max"])
                        for f in ("cpu_min_pct", "cpu_max_pct", "vm_min_pct", "vm_max_pct")] +
                       [r["ok"]] for r in shares])

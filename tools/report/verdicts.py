@@ -275,14 +275,15 @@ def exit_cost(recs):
 
 
 def share_verdicts(j, recs):
-    """bench share: the least and the most share of a host CPU any vCPU had."""
-    for r in select(recs, "share", where="qemu"):
+    """bench share: the least and the most share of a host CPU any vCPU had,
+    under QEMU (the host preempts its threads) and Bochs (virtual time)."""
+    for r in select(recs, "share"):
         label = "%s vCPUs computing on %s host CPUs, %s ms, median of %s runs" % (
             r["vcpus"], r["host_cpus"], r["ms"], r["runs"])
         ok = r.get("ok") == "yes"
         for field, key in (("cpu_min_pct", "share_cpu_min_pct"),
                            ("cpu_max_pct", "share_cpu_max_pct")):
-            j("scale", key, "qemu", label, r[field] if ok else None, "%d",
+            j("scale", key, r["where"], label, r[field] if ok else None, "%d",
               "" if ok else "a run failed or a vCPU never ran")
 
 
