@@ -513,9 +513,11 @@ static void check_timer_deadline(void)
 		return;
 	}
 	left = tick_tsc[n] - t;
-	wrmsr(MSR_TSC_DEADLINE, rdtsc() + us_to_tsc(1000));
+	/* Armed 50 ms ahead: on a loaded emulator the next WRMSR's exit alone
+	 * has taken over a millisecond, and the timer fired before the 0. */
+	wrmsr(MSR_TSC_DEADLINE, rdtsc() + us_to_tsc(50000));
 	wrmsr(MSR_TSC_DEADLINE, 0);
-	delay_us(3000);
+	delay_us(100000);
 	cli();
 	apic_write(APIC_LVT_TIMER, LVT_MASKED | VEC_TIMER);
 	if (ticks != n + 1)
