@@ -70,7 +70,7 @@
 
 #define PAGE 4096ul
 #define WINDOW_SHIFT 25 /* 32 MiB, the span of the host's zap patterns */
-#define THREADS_MAX 64
+#define THREADS_MAX 128 /* sprig's VM_VCPUS_MAX: a thread a vCPU */
 #define OPCODE_RET 0xc3
 
 static bool under_sprig;
