@@ -277,7 +277,9 @@ int mmu_cow_break(struct mmu *mmu, struct memslot *slot, uint64_t gfn)
 }
 
 /* Under the write lock: the parent's leaves may not write shared frames any
- * more, and huge leaves go (clones share and map at 4 KiB). */
+ * more, and huge leaves go (clones share and map at 4 KiB). A parent cloned
+ * again with nothing writable or huge since (the fork workload's N clones)
+ * is not walked again: that walk was O(tables) a clone for nothing. */
 static bool write_protect_all(struct mmu *mmu)
 {
 	const struct spte_format *f = mmu->root.fmt;
@@ -285,6 +287,10 @@ static bool write_protect_all(struct mmu *mmu)
 	struct tdp_iter it;
 
 	rwlock_assert_held_write(&mmu->lock);
+	if (__atomic_load_n(&mmu->share.write_protected, __ATOMIC_RELAXED))
+		return false;
+	/* Set before the walk: a leaf installed while it yields clears it. */
+	__atomic_store_n(&mmu->share.write_protected, true, __ATOMIC_RELAXED);
 	for_each_tdp_pte(it, &mmu->root, 0, TDP_GFN_LIMIT) {
 		/* Faults that get in meanwhile retry (the invalidation). */
 		if (tdp_cond_yield(mmu, &it, &flush))

@@ -18,6 +18,10 @@ struct mmu_share {
 	struct mmu *next;          /* the family's next member, by increasing id */
 	bool flush_needed;         /* a cross-VM zap took one of its SPTEs */
 	uint64_t cow_copies;       /* frames copied on write (under its write lock) */
+	/* No writable or huge leaf since a clone's walk took them away: the
+	 * next clone need not walk. Set by that walk, cleared by
+	 * handle_changed_spte (mm/spte.c) when such a leaf appears. */
+	bool write_protected;
 };
 
 /* Give `child` (mmu_init'd, no slots, share.id set, no vCPU running) the

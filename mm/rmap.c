@@ -24,11 +24,16 @@ struct rmap_plain_desc {
 	uint64_t *sptes[];
 };
 
-/* counted: every descriptor but the first is full. */
+/* counted: a ring. The head names the newest descriptor, where adds go; its
+ * `more` is the oldest, where removals take the entry that fills a hole; from
+ * there `more` runs from older to newer back to the newest. Every descriptor
+ * but these two is full. A scan (back-reference off) starts at the oldest, as
+ * KVM's and ext14's do, so removing SPTEs in the order they came (clones torn
+ * down oldest first) finds each near the start. */
 struct rmap_counted_desc {
 	struct rmap_counted_desc *more;
 	uint32_t count;      /* entries in this descriptor */
-	uint32_t tail_count; /* entries in the descriptors behind it */
+	uint32_t tail_count; /* newest only: entries in the others */
 	uint64_t *sptes[RMAP_COUNTED_EXT];
 };
 
@@ -198,12 +203,13 @@ static unsigned counted_add(uint64_t *v, uint64_t *sptep, void *spare)
 	struct rmap_counted_desc *d = head_desc(*v);
 
 	if (d->count == RMAP_COUNTED_EXT) {
-		struct rmap_counted_desc *front = spare;
+		struct rmap_counted_desc *newest = spare;
 
-		front->more = d;
-		front->count = 0;
-		front->tail_count = d->count + d->tail_count;
-		d = front;
+		newest->more = d->more;
+		d->more = newest;
+		newest->count = 0;
+		newest->tail_count = d->count + d->tail_count;
+		d = newest;
 		*v = many_head(d, RMAP_DESC_COUNTED);
 	}
 	counted_put(d, d->count++, sptep);
@@ -212,54 +218,63 @@ static unsigned counted_add(uint64_t *v, uint64_t *sptep, void *spare)
 
 static uint64_t **counted_find(uint64_t v, uint64_t *sptep)
 {
+	struct rmap_counted_desc *newest = head_desc(v), *d = newest;
+
 	if (__atomic_load_n(&mmu_config.rmap_backref, __ATOMIC_RELAXED)) {
 		uint64_t **slot = *rmap_backref(sptep);
 
 		return slot && *slot == sptep ? slot : NULL;
 	}
-	for (struct rmap_counted_desc *d = head_desc(v); d; d = d->more)
+	do {
+		d = d->more;
 		for (unsigned i = 0; i < d->count; i++)
 			if (d->sptes[i] == sptep)
 				return &d->sptes[i];
+	} while (d != newest);
 	return NULL;
 }
 
-/* The first descriptor's last entry fills the hole, so the others stay full.
- * A chain down to one entry goes back into the head: most shared frames end
- * up mapped once again (a clone gone, an alias unmapped). */
+/* The oldest descriptor's last entry fills the hole, so the ones between
+ * stay full; the oldest leaves the ring when it empties. A chain down to one
+ * entry goes back into the head: most shared frames end up mapped once again
+ * (a clone gone, an alias unmapped). */
 static bool counted_remove(uint64_t *v, uint64_t *sptep)
 {
-	struct rmap_counted_desc *d = head_desc(*v);
+	struct rmap_counted_desc *newest = head_desc(*v), *oldest = newest->more;
 	uint64_t **slot = counted_find(*v, sptep);
 	uint64_t **last;
 
 	if (!slot)
 		return false;
-	last = &d->sptes[--d->count];
+	last = &oldest->sptes[--oldest->count];
+	if (oldest != newest)
+		newest->tail_count--;
 	if (slot != last) {
 		*slot = *last;
 		*rmap_backref(*slot) = slot;
 	}
-	if (!d->count) {
-		*v = many_head(d->more, RMAP_DESC_COUNTED);
-		slab_free(&desc_caches[RMAP_DESC_COUNTED], d);
-		d = head_desc(*v);
+	if (!oldest->count && oldest != newest) {
+		newest->more = oldest->more;
+		slab_free(&desc_caches[RMAP_DESC_COUNTED], oldest);
 	}
-	if (d && d->count + d->tail_count == 1) {
-		*v = (uint64_t)(uintptr_t)d->sptes[0];
-		slab_free(&desc_caches[RMAP_DESC_COUNTED], d);
+	if (newest->count + newest->tail_count == 1) {
+		*v = (uint64_t)(uintptr_t)newest->sptes[0];
+		slab_free(&desc_caches[RMAP_DESC_COUNTED], newest);
 	}
 	return true;
 }
 
 static unsigned counted_for_each(uint64_t v, void (*fn)(uint64_t *sptep, void *ctx), void *ctx)
 {
+	struct rmap_counted_desc *newest = head_desc(v), *d = newest;
 	unsigned n = 0;
 
-	for (struct rmap_counted_desc *d = head_desc(v); d; d = d->more)
+	do {
+		d = d->more;
 		for (unsigned i = 0; i < d->count; i++, n++)
 			if (fn)
 				fn(d->sptes[i], ctx);
+	} while (d != newest);
 	return n;
 }
 
@@ -273,7 +288,7 @@ static unsigned start_chain(uint64_t *v, uint64_t *sptep, enum rmap_desc_kind ki
 	if (kind == RMAP_DESC_COUNTED) {
 		struct rmap_counted_desc *d = spare;
 
-		d->more = NULL;
+		d->more = d;
 		d->count = 2;
 		d->tail_count = 0;
 		counted_put(d, 0, first);

@@ -18,11 +18,13 @@
  *            walks to the first descriptor with a free last slot and scans for
  *            its first empty slot; counting scans every slot.
  *   ext14    the same with 14 entries (a 128-byte descriptor).
- *   counted  RMAP_COUNTED_EXT entries, this descriptor's count and the count of
- *            the descriptors behind it. Only the first descriptor of a chain is
- *            ever partly filled: adding fills it or pushes a new one in front,
- *            removing fills the hole with its last entry, counting reads two
- *            numbers. None of the three scans for anything.
+ *   counted  RMAP_COUNTED_EXT entries, this descriptor's count and (in the
+ *            newest) the count of the others, in a ring from the oldest
+ *            descriptor to the newest. Only those two are ever partly filled:
+ *            adding fills the newest or puts a new one after it, removing
+ *            fills the hole with the oldest's last entry, counting reads two
+ *            numbers. None of the three scans for anything; a removal that
+ *            must scan (back-reference off) starts at the oldest, as KVM's.
  * Removal from a counted chain goes further than KVM, which scans the chain for
  * the SPTE: each SPTE's back-reference (the address of the descriptor slot
  * holding it) lives in the page after its table (see rmap_backref), so

@@ -226,6 +226,12 @@ static void handle_changed_spte(struct mmu *mmu, uint64_t *sptep, uint64_t gfn, 
 
 	if (old_spte == new_spte)
 		return;
+	/* The next clone must write-protect this leaf (mm/cow.c). Read first:
+	 * the flag is clear in most VMs, and faulting vCPUs should not all
+	 * write one line at every writable leaf. */
+	if (is_leaf && (level > 1 || (new_spte & f->writable)) &&
+	    __atomic_load_n(&mmu->share.write_protected, __ATOMIC_RELAXED))
+		__atomic_store_n(&mmu->share.write_protected, false, __ATOMIC_RELAXED);
 	if (was_present != is_present)
 		__atomic_fetch_add(&sptep_to_table(sptep)->pt.present, is_present ? 1 : -1,
 				   __ATOMIC_RELAXED);

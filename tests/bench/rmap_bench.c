@@ -9,7 +9,10 @@
  * (the same for every layout). The SPTEs sit in tables laid out as the MMU lays
  * them out (entries, then their back-references). Times are per operation:
  * the median over RUNS interleaved runs (every layout of a chain length runs
- * once before any runs twice), with the spread (max - min) / median. */
+ * once before any runs twice), with the spread (max - min) / median.
+ * Instructions per add and per removal (callgrind, one run of each row over
+ * INSTR_TOTAL SPTEs) follow, with removal also in the order of the adds: the
+ * fork workload's, whose clones are torn down oldest first. */
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
 #include "tests/bench/bench.h"
@@ -26,6 +29,8 @@
 #define RUNS 9
 #define SMOKE_RUNS 3
 #define COUNT_PASSES 4
+#define INSTR_TOTAL 16384
+#define CHILD_ARG "rmap:instructions"
 #define TABLE_WORDS (2 * RMAP_BACKREF_DISTANCE)
 
 static const unsigned chains[] = { 1, 2, 3, 4, 8, 14, 16, 32, 64, 128, 256, 512, 1000 };
@@ -46,6 +51,8 @@ static const struct config configs[] = {
 #define COUNTED_SCAN 3
 
 enum phase { ADD, COUNT, REMOVE, PHASES };
+/* Removal orders of the instruction counts: random, then as added. */
+#define ORDERS 2
 
 static struct {
 	uint64_t *tables;
@@ -58,9 +65,11 @@ static uint64_t *spte(unsigned i)
 	return &b.tables[(i / RMAP_BACKREF_DISTANCE) * TABLE_WORDS + i % RMAP_BACKREF_DISTANCE];
 }
 
-/* One run of one row: ns per operation of each phase. */
+/* One run of one row: ns per operation of each phase. Removal in the order
+ * of the adds when in_order; `counting` brackets add and removal for
+ * callgrind. */
 static void run_row(const struct config *cfg, unsigned chain, unsigned total, uint64_t seed,
-		    uint64_t ns[PHASES])
+		    bool in_order, bool counting, uint64_t ns[PHASES])
 {
 	unsigned heads = total / chain ? total / chain : 1;
 	volatile unsigned sink = 0;
@@ -72,7 +81,7 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 	memset(b.heads, 0, heads * sizeof(*b.heads));
 	for (unsigned k = 0; k < chain; k++)
 		b.order[k] = k;
-	for (unsigned k = chain; k > 1; k--) {
+	for (unsigned k = chain; k > 1 && !in_order; k--) {
 		unsigned j = (unsigned)rng_below(&rng, k), x = b.order[k - 1];
 
 		b.order[k - 1] = b.order[j];
@@ -80,10 +89,14 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 	}
 
 	t = bench_now_ns();
+	if (counting)
+		bench_count_begin();
 	for (unsigned k = 0; k < chain; k++)
 		for (unsigned h = 0; h < heads; h++)
 			if (!rmap_add(&b.heads[h], spte(k * heads + h)))
 				abort();
+	if (counting)
+		bench_count_end("add");
 	ns[ADD] = (bench_now_ns() - t) * 1000 / ((uint64_t)chain * heads);
 
 	t = bench_now_ns();
@@ -93,10 +106,14 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 	ns[COUNT] = (bench_now_ns() - t) * 1000 / ((uint64_t)COUNT_PASSES * heads);
 
 	t = bench_now_ns();
+	if (counting)
+		bench_count_begin();
 	for (unsigned k = 0; k < chain; k++)
 		for (unsigned h = 0; h < heads; h++)
 			if (!rmap_remove(&b.heads[h], spte(b.order[k] * heads + h)))
 				abort();
+	if (counting)
+		bench_count_end("remove");
 	ns[REMOVE] = (bench_now_ns() - t) * 1000 / ((uint64_t)chain * heads);
 	(void)sink;
 }
@@ -106,6 +123,55 @@ static void run_row(const struct config *cfg, unsigned chain, unsigned total, ui
 static double spread_pct(const struct bench_spread *s)
 {
 	return s->median ? 100.0 * (double)(s->max - s->min) / (double)s->median : 0;
+}
+
+/* The child of bench_count_instructions: every row once, each removal order,
+ * add and removal counted. */
+static void count_child(void)
+{
+	for (unsigned c = 0; c < N_CHAINS; c++)
+		for (unsigned v = 0; v < N_CONFIGS; v++)
+			for (int o = 0; o < ORDERS; o++) {
+				uint64_t ns[PHASES];
+
+				run_row(&configs[v], chains[c], INSTR_TOTAL, 1234 + c, o, true, ns);
+			}
+	exit(0);
+}
+
+/* Per operation: add, removal in random order, removal in the order added. */
+static void print_instructions(void)
+{
+	static uint64_t instr[N_CHAINS][N_CONFIGS][ORDERS][2];
+
+	bench_count_instructions(CHILD_ARG, N_CHAINS * N_CONFIGS * ORDERS * 2, &instr[0][0][0][0]);
+	if (!instr[0][0][0][0])
+		return; /* no valgrind */
+	printf("Rmap instructions per op (callgrind, ~%u SPTEs per row): add / remove in random "
+	       "order / remove in the order added\n", INSTR_TOTAL);
+	printf("%5s %22s %22s %22s %22s\n", "chain", "ext3", "ext14", "counted", "counted by scan");
+	for (unsigned c = 0; c < N_CHAINS; c++) {
+		uint64_t ops = (uint64_t)chains[c] * (INSTR_TOTAL / chains[c]), per[N_CONFIGS][3];
+
+		printf("%5u", chains[c]);
+		for (unsigned v = 0; v < N_CONFIGS; v++) {
+			char cell[40];
+
+			per[v][0] = instr[c][v][0][0] / ops;
+			per[v][1] = instr[c][v][0][1] / ops;
+			per[v][2] = instr[c][v][1][1] / ops;
+			snprintf(cell, sizeof cell, "%llu / %llu / %llu", (unsigned long long)per[v][0],
+				 (unsigned long long)per[v][1], (unsigned long long)per[v][2]);
+			printf(" %22s", cell);
+		}
+		printf("\n");
+		for (unsigned v = 0; v < N_CONFIGS; v++)
+			printf("@bench bench=rmap_instructions rmap_desc=%s by_backref=%d chain=%u "
+			       "add=%llu remove_random=%llu remove_in_order=%llu\n",
+			       rmap_desc_names[configs[v].layout], configs[v].by_backref, chains[c],
+			       (unsigned long long)per[v][0], (unsigned long long)per[v][1],
+			       (unsigned long long)per[v][2]);
+	}
 }
 
 BENCH(rmap)
@@ -120,13 +186,15 @@ BENCH(rmap)
 	b.heads = calloc(TOTAL, sizeof(*b.heads));
 	b.order = calloc(1024, sizeof(*b.order));
 	memset(b.tables, 0, (size_t)(TOTAL / RMAP_BACKREF_DISTANCE + 2) * TABLE_WORDS * 8);
+	if (bench_child_arg)
+		count_child();
 
 	for (unsigned r = 0; r < runs; r++)
 		for (unsigned c = 0; c < N_CHAINS; c++)
 			for (unsigned v = 0; v < N_CONFIGS; v++) {
 				uint64_t ns[PHASES];
 
-				run_row(&configs[v], chains[c], total, 1234 + c, ns);
+				run_row(&configs[v], chains[c], total, 1234 + c, false, false, ns);
 				for (int p = 0; p < PHASES; p++)
 					samples[c][v][p][r] = ns[p];
 			}
@@ -170,6 +238,8 @@ BENCH(rmap)
 		       "(%s %.1f: %s)\n", remove1000 / remove16, t->test, t->figure,
 		       target_verdict(t, remove1000 / remove16));
 	}
+	if (!smoke)
+		print_instructions();
 	mmu_config.rmap_desc = RMAP_DESC_COUNTED;
 	mmu_config.rmap_backref = true;
 	free(b.tables);

@@ -4,7 +4,10 @@
  * maps 256 frames (1 MiB), N clones are made and each maps all of them for
  * reading (so the frames' rmaps grow to N + 1 SPTEs), then every VM is torn
  * down. The time is the whole workload's; medians of RUNS interleaved runs
- * (every layout once before any twice), with the spread (max - min) / median. */
+ * (every layout once before any twice), with the spread (max - min) / median.
+ * Beside the times, the instructions of one run of each variant at the largest
+ * count, clones and their maps apart from the teardown (callgrind: counts do
+ * not depend on the load of a shared machine). */
 #include "mm/mmu.h"
 #include "mm/mmu_config.h"
 #include "mm/rmap.h"
@@ -16,6 +19,7 @@
 #include "tests/unit/host_mem.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define MiB (1ull << 20)
 #define PAGES 256
@@ -26,6 +30,8 @@ static const unsigned clone_counts[] = { 10, 100, 500 };
 #define N_COUNTS (sizeof(clone_counts) / sizeof(clone_counts[0]))
 
 enum { V_EXT3, V_EXT14, V_COUNTED_SCAN, V_COUNTED };
+enum { PH_CLONE_MAP, PH_TEARDOWN, PHASES };
+static const char *const phase_names[PHASES] = { "clone_map", "teardown" };
 
 static void no_flush(void *ctx)
 {
@@ -39,8 +45,9 @@ static void vm_init(struct mmu *mmu, uint32_t id)
 	mmu->share.id = id;
 }
 
-/* One run: ns for the whole workload. */
-static uint64_t run_fork(struct mmu *vms, unsigned clones, unsigned pages)
+/* One run: ns for the whole workload. `counting` brackets the phases for
+ * callgrind. */
+static uint64_t run_fork(struct mmu *vms, unsigned clones, unsigned pages, bool counting)
 {
 	struct memslot_config slot = { .gpa = 0, .size = pages * 4096ull,
 				       .backing = { .kind = BACKING_LAZY } };
@@ -53,6 +60,8 @@ static uint64_t run_fork(struct mmu *vms, unsigned clones, unsigned pages)
 		if (tdp_map(&vms[0], p * 4096ull, TDP_ACC_WRITE) != TDP_FIXED)
 			abort();
 	t = bench_now_ns();
+	if (counting)
+		bench_count_begin();
 	for (unsigned c = 1; c <= clones; c++) {
 		vm_init(&vms[c], c);
 		if (mmu_clone(&vms[0], &vms[c]))
@@ -61,30 +70,48 @@ static uint64_t run_fork(struct mmu *vms, unsigned clones, unsigned pages)
 			if (tdp_map(&vms[c], p * 4096ull, TDP_ACC_READ) > TDP_SPURIOUS)
 				abort();
 	}
+	if (counting) {
+		bench_count_end(phase_names[PH_CLONE_MAP]);
+		bench_count_begin();
+	}
 	for (unsigned c = 0; c <= clones; c++)
 		mmu_destroy(&vms[c]);
+	if (counting)
+		bench_count_end(phase_names[PH_TEARDOWN]);
 	return bench_now_ns() - t;
 }
 
-void rmap_fork_measure(const unsigned *clones, unsigned counts, unsigned pages, unsigned runs,
-		       unsigned max_runs, uint64_t (*samples)[RMAP_FORK_VARIANTS][max_runs])
+static void use_variant(unsigned k)
 {
-	struct mmu *vms = calloc(clones[counts - 1] + 1, sizeof(*vms));
-	struct mmu_config saved = mmu_config;
+	mmu_config.rmap_desc = rmap_fork_variants[k].layout;
+	mmu_config.rmap_backref = rmap_fork_variants[k].backref;
+}
+
+static struct mmu *vms_alloc(unsigned clones)
+{
+	struct mmu *vms = calloc(clones + 1, sizeof(*vms));
 
 	if (!vms) {
-		fprintf(stderr, "rmap_fork: no memory for %u VMs\n", clones[counts - 1] + 1);
+		fprintf(stderr, "rmap_fork: no memory for %u VMs\n", clones + 1);
 		exit(1);
 	}
 	host_mem_init(1024 * MiB);
 	/* Each clone faults every page itself: an rmap add per fault. */
 	mmu_config.prefetch = PREFETCH_OFF;
+	return vms;
+}
+
+void rmap_fork_measure(const unsigned *clones, unsigned counts, unsigned pages, unsigned runs,
+		       unsigned max_runs, uint64_t (*samples)[RMAP_FORK_VARIANTS][max_runs])
+{
+	struct mmu_config saved = mmu_config;
+	struct mmu *vms = vms_alloc(clones[counts - 1]);
+
 	for (unsigned r = 0; r < runs; r++)
 		for (unsigned c = 0; c < counts; c++)
 			for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
-				mmu_config.rmap_desc = rmap_fork_variants[k].layout;
-				mmu_config.rmap_backref = rmap_fork_variants[k].backref;
-				samples[c][k][r] = run_fork(vms, clones[c], pages);
+				use_variant(k);
+				samples[c][k][r] = run_fork(vms, clones[c], pages, false);
 			}
 	mmu_config = saved;
 	free(vms);
@@ -93,6 +120,52 @@ void rmap_fork_measure(const unsigned *clones, unsigned counts, unsigned pages, 
 static double spread_pct(const struct bench_spread *s)
 {
 	return s->median ? 100.0 * (double)(s->max - s->min) / (double)s->median : 0;
+}
+
+/* The child of bench_count_instructions: one counted run of variant
+ * "rmap_fork:K" at the largest clone count. */
+static void count_child(void)
+{
+	unsigned k = (unsigned)strtoul(strchr(bench_child_arg, ':') + 1, NULL, 10);
+	struct mmu *vms = vms_alloc(clone_counts[N_COUNTS - 1]);
+
+	use_variant(k);
+	run_fork(vms, clone_counts[N_COUNTS - 1], PAGES, true);
+	exit(0);
+}
+
+static void print_instructions(void)
+{
+	uint64_t instr[RMAP_FORK_VARIANTS][PHASES], total[RMAP_FORK_VARIANTS];
+
+	for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
+		char arg[32];
+
+		snprintf(arg, sizeof arg, "rmap_fork:%u", k);
+		bench_count_instructions(arg, PHASES, instr[k]);
+		total[k] = instr[k][PH_CLONE_MAP] + instr[k][PH_TEARDOWN];
+	}
+	if (!total[V_COUNTED_SCAN])
+		return; /* no valgrind */
+	printf("instructions, one run of %u clones (callgrind): clones and maps, teardown, total\n",
+	       clone_counts[N_COUNTS - 1]);
+	for (unsigned k = 0; k < RMAP_FORK_VARIANTS; k++) {
+		const struct rmap_variant *v = &rmap_fork_variants[k];
+
+		printf("%-8s %-7s %12llu %12llu %12llu\n", rmap_desc_names[v->layout],
+		       v->backref ? "on" : "off", (unsigned long long)instr[k][PH_CLONE_MAP],
+		       (unsigned long long)instr[k][PH_TEARDOWN], (unsigned long long)total[k]);
+		printf("@bench bench=rmap_fork_instructions rmap_desc=%s rmap_backref=%s clones=%u "
+		       "clone_map=%llu teardown=%llu total=%llu\n",
+		       rmap_desc_names[v->layout], v->backref ? "on" : "off",
+		       clone_counts[N_COUNTS - 1], (unsigned long long)instr[k][PH_CLONE_MAP],
+		       (unsigned long long)instr[k][PH_TEARDOWN], (unsigned long long)total[k]);
+	}
+	printf("instructions: ext3/ext14 %.2fx, ext14/counted without back-reference %.2fx, "
+	       "back-reference on: a further %.2fx\n",
+	       (double)total[V_EXT3] / (double)total[V_EXT14],
+	       (double)total[V_EXT14] / (double)total[V_COUNTED_SCAN],
+	       (double)total[V_COUNTED_SCAN] / (double)total[V_COUNTED]);
 }
 
 /* The proposal's two steps at the largest clone count, against
@@ -117,6 +190,8 @@ BENCH(rmap_fork)
 	static uint64_t samples[N_COUNTS][RMAP_FORK_VARIANTS][RUNS];
 	struct bench_spread s[RMAP_FORK_VARIANTS];
 
+	if (bench_child_arg)
+		count_child();
 	rmap_fork_measure(clone_counts, counts, PAGES, runs, RUNS, samples);
 
 	printf("Rmap fork: a parent maps %u frames, N clones map them all for reading, all are "
@@ -139,4 +214,6 @@ BENCH(rmap_fork)
 		if (c == counts - 1)
 			print_verdicts(s, clone_counts[c]);
 	}
+	if (!smoke)
+		print_instructions();
 }

@@ -218,6 +218,53 @@ TEST(clone_cow_ept)
 	clone_cow(ept_format(true));
 }
 
+/* A parent cloned again with nothing writable or huge since is not walked
+ * again; a write in between (a copy, mapped writable) is write-protected by
+ * the next clone, whose copy on write then works both ways. */
+static void clone_again(const struct spte_format *fmt)
+{
+	static struct mmu parent, first, second, third;
+	uint64_t before, visited;
+
+	host_mem_init(1 * GiB);
+	before = free_bytes();
+	make_parent(&parent, fmt);
+	vm_init(&first, fmt, 2);
+	REQUIRE(mmu_clone(&parent, &first) == 0);
+	visited = stat_read(&parent.stats.spte_visited);
+	vm_init(&second, fmt, 3);
+	REQUIRE(mmu_clone(&parent, &second) == 0);
+	CHECK_EQ_U64(stat_read(&parent.stats.spte_visited), visited);
+	CHECK_EQ_U64(read_word(&second, PAGE_SIZE), PAGE_SIZE + 1);
+
+	write_word(&parent, 0, 5);
+	CHECK_EQ_U64(parent.share.cow_copies, 1);
+	vm_init(&third, fmt, 4);
+	REQUIRE(mmu_clone(&parent, &third) == 0);
+	CHECK(stat_read(&parent.stats.spte_visited) > visited);
+	CHECK(mmu_audit_passes(&parent));
+	CHECK_EQ_U64(read_word(&third, 0), 5);
+	write_word(&parent, 0, 6);
+	CHECK_EQ_U64(read_word(&third, 0), 5);
+	CHECK_EQ_U64(read_word(&second, 0), 1);
+	CHECK(mmu_audit_passes(&parent) && mmu_audit_passes(&third));
+	mmu_destroy(&third);
+	mmu_destroy(&second);
+	mmu_destroy(&first);
+	mmu_destroy(&parent);
+	check_no_leak(before);
+}
+
+TEST(clone_again_npt)
+{
+	clone_again(&npt_format);
+}
+
+TEST(clone_again_ept)
+{
+	clone_again(ept_format(true));
+}
+
 /* A clone write-protects its parent: writes the parent's dirty log has not
  * harvested yet must still be in its next read (found by make soak). */
 static void clone_keeps_dirty_log(const struct spte_format *fmt)

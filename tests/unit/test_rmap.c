@@ -202,8 +202,21 @@ TEST(rmap_head_encoding)
 	free(t);
 }
 
-/* A counted chain of n holds ceil((n - 2) / EXT) + 1 descriptors at most: the
- * first may be partial, the others are full. */
+/* A counted chain's descriptors are full but for the newest and the oldest
+ * (each holding one entry at least): n entries take ceil(n / EXT) to
+ * (n - 2) / EXT + 2 of them; growing only, ceil((n - 2) / EXT) + 1. */
+static void check_counted_descs(unsigned n)
+{
+	uint64_t descs = rmap_descs_in_use();
+
+	if (n < 2) {
+		CHECK_EQ_U64(descs, 0);
+		return;
+	}
+	CHECK(descs >= (n + RMAP_COUNTED_EXT - 1) / RMAP_COUNTED_EXT);
+	CHECK(descs <= (n - 2) / RMAP_COUNTED_EXT + 2);
+}
+
 TEST(rmap_counted_descriptors_stay_full)
 {
 	uint64_t *t = tables_alloc(2);
@@ -231,10 +244,52 @@ TEST(rmap_counted_descriptors_stay_full)
 		CHECK(rmap_remove(&head, victim));
 		*rmap_backref(victim) = NULL;
 		CHECK_EQ_U64(rmap_count(&head), n - 1);
-		CHECK_EQ_U64(rmap_descs_in_use(),
-			     n - 1 > 1 ? (n - 2 + RMAP_COUNTED_EXT) / RMAP_COUNTED_EXT : 0);
+		check_counted_descs(n - 1);
 	}
 	CHECK_EQ_U64(head, 0);
+	free(t);
+}
+
+struct walk_order {
+	uint64_t *seen[RMAP_COUNTED_EXT];
+	unsigned n;
+};
+
+static void note_first_entries(uint64_t *sptep, void *ctx)
+{
+	struct walk_order *w = ctx;
+
+	if (w->n < RMAP_COUNTED_EXT)
+		w->seen[w->n++] = sptep;
+}
+
+/* A counted chain is walked (and, with the back-reference off, scanned) from
+ * its oldest entries: removing SPTEs in the order they came, as clones torn
+ * down oldest first do, finds each in the first descriptor scanned. */
+TEST(rmap_counted_scan_starts_at_oldest)
+{
+	uint64_t *t = tables_alloc(1);
+	uint64_t head = 0;
+	const unsigned n = 100;
+
+	rmap_env();
+	mmu_config.rmap_backref = false;
+	for (unsigned i = 0; i < n; i++)
+		rmap_add(&head, spte_at(t, i));
+	for (unsigned i = 0; i + 1 < n; i++) {
+		struct walk_order w = { .n = 0 };
+		bool next_seen = false;
+
+		rmap_for_each(&head, note_first_entries, &w);
+		for (unsigned k = 0; k < w.n; k++)
+			next_seen |= w.seen[k] == spte_at(t, i);
+		CHECK(next_seen);
+		CHECK(rmap_remove(&head, spte_at(t, i)));
+		check_counted_descs(n - 1 - i);
+	}
+	CHECK(rmap_remove(&head, spte_at(t, n - 1)));
+	CHECK_EQ_U64(head, 0);
+	mmu_config.rmap_backref = true;
 	free(t);
 }
 
