@@ -13,6 +13,7 @@
 #include "lib/print.h"
 #include "lib/sort.h"
 #include "lib/string.h"
+#include "bench/guest.h"
 #include "bench/linux_guest.h"
 #include "bench/scenario.h"
 #include "shell/shell.h"
@@ -38,8 +39,7 @@ static bool boot_once(unsigned vcpus, uint64_t mem, struct boot_run *b)
 		return false;
 	linux_run_until(&r, BENCH_CMD_BEGIN);
 	b->cycles = rdtsc() - t;
-	for (unsigned i = 0; i < r.vm->nr_vcpus; i++)
-		b->exits += r.vm->vcpus[i]->stats.exits;
+	b->exits = bench_vm_exits(r.vm);
 	b->faults = r.vm->mmu.stats.pf_taken;
 	b->online = r.nwords ? r.words[0] : 0;
 	r.ok &= b->online == vcpus;

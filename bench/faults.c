@@ -49,15 +49,6 @@ struct fill {
 	bool ok;
 };
 
-static uint64_t vm_exits(const struct vm *vm)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i < vm->nr_vcpus; i++)
-		n += vm->vcpus[i]->stats.exits;
-	return n;
-}
-
 static unsigned host_cpus(const struct vm *vm)
 {
 	bool used[CPU_MAX] = { false };
@@ -74,14 +65,14 @@ static unsigned host_cpus(const struct vm *vm)
 /* Run to the guest's next pause; what the run took. */
 static struct fill run_to_pause(struct vm *vm)
 {
-	uint64_t faults = vm->mmu.stats.pf_taken, exits = vm_exits(vm), t = rdtsc();
+	uint64_t faults = vm->mmu.stats.pf_taken, exits = bench_vm_exits(vm), t = rdtsc();
 	struct fill f;
 
 	vm_run(vm, RUN_TIMEOUT_MS);
 	f.cycles = rdtsc() - t;
 	f.faults = vm->mmu.stats.pf_taken - faults;
-	f.exits = vm_exits(vm) - exits;
-	f.ok = vm->state == VM_PAUSED && strcmp(vm->pause_reason, "snapshot point") == 0;
+	f.exits = bench_vm_exits(vm) - exits;
+	f.ok = bench_guest_at_point(vm);
 	return f;
 }
 

@@ -1,6 +1,7 @@
 /* A multiboot test guest for a benchmark scenario (bench/guest.h). */
 #include "boot/boot_info.h"
 #include "lib/print.h"
+#include "lib/string.h"
 #include "bench/guest.h"
 
 struct vm *bench_guest_create(const char *scenario, const char *vm_name, const char *module,
@@ -25,4 +26,18 @@ struct vm *bench_guest_create(const char *scenario, const char *vm_name, const c
 	if (!(vm = vm_create(&a, err, sizeof(err))))
 		kprintf("bench %s: cannot create the guest: %s\n", scenario, err);
 	return vm;
+}
+
+bool bench_guest_at_point(const struct vm *vm)
+{
+	return vm->state == VM_PAUSED && strcmp(vm->pause_reason, "snapshot point") == 0;
+}
+
+uint64_t bench_vm_exits(const struct vm *vm)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < vm->nr_vcpus; i++)
+		n += vm->vcpus[i]->stats.exits;
+	return n;
 }

@@ -39,7 +39,7 @@ struct shares {
 static bool run_to_pause(struct vm *vm)
 {
 	vm_run(vm, RUN_TIMEOUT_MS);
-	return vm->state == VM_PAUSED && strcmp(vm->pause_reason, "snapshot point") == 0;
+	return bench_guest_at_point(vm);
 }
 
 static void min_max(uint64_t v, bool first, uint64_t *min, uint64_t *max)

@@ -81,7 +81,7 @@ static struct phase run_phase(struct guest_run *g, bool last)
 	if (last)
 		g->ok &= g->vm->state == VM_EXITED && g->vm->exit_status == 0;
 	else
-		g->ok &= g->vm->state == VM_PAUSED && strcmp(g->vm->pause_reason, "snapshot point") == 0;
+		g->ok &= bench_guest_at_point(g->vm);
 	return p;
 }
 
