@@ -5,21 +5,29 @@
 #include "lib/string.h"
 #include <stdint.h>
 
-/* rep stosb/movsb are fast for every size on CPUs with ERMS and compact
- * everywhere else; the direction flag is clear per the ABI. */
+/* The bulk as rep stosq/movsq, the tail bytewise: as fast as rep stosb
+ * on CPUs with ERMS and faster on the others, and under an emulator, which
+ * runs a rep-prefixed string instruction one iteration at a time, an
+ * eighth of the iterations (a page cleared for a fault: 512, not 4096).
+ * The direction flag is clear per the ABI. */
 void *memset(void *dst, int c, size_t n)
 {
+	uint64_t pattern = 0x0101010101010101ull * (uint8_t)c;
+	size_t words = n / 8, bytes = n % 8;
 	void *d = dst;
 
-	asm volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
+	asm volatile("rep stosq" : "+D"(d), "+c"(words) : "a"(pattern) : "memory");
+	asm volatile("rep stosb" : "+D"(d), "+c"(bytes) : "a"(pattern) : "memory");
 	return dst;
 }
 
 void *memcpy(void *restrict dst, const void *restrict src, size_t n)
 {
+	size_t words = n / 8, bytes = n % 8;
 	void *d = dst;
 
-	asm volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(n) : : "memory");
+	asm volatile("rep movsq" : "+D"(d), "+S"(src), "+c"(words) : : "memory");
+	asm volatile("rep movsb" : "+D"(d), "+S"(src), "+c"(bytes) : : "memory");
 	return dst;
 }
 
