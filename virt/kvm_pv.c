@@ -59,12 +59,16 @@ int64_t kvm_pv_send_ipi(struct lapic_bus *bus, uint64_t low, uint64_t high, uint
 int kvm_steal_time_record(struct mmu *mmu, uint64_t gpa, uint64_t delta_ns,
 			  struct kick_sync *tlb)
 {
-	uint8_t rec[KVM_STEAL_TIME_SIZE], preempted = 0;
+	/* Steal and version, and the rest of the record only to know it is
+	 * guest memory: other vCPUs change the preempted byte meanwhile,
+	 * atomically, and only the exchange below touches it. */
+	uint8_t rec[ST_PREEMPTED], rest[KVM_STEAL_TIME_SIZE - ST_PREEMPTED - 1], preempted = 0;
 	uint32_t version, seq;
 	uint64_t steal;
 	bool flush;
 
 	if (mmu_read_guest(mmu, gpa, rec, sizeof(rec)) ||
+	    mmu_read_guest(mmu, gpa + ST_PREEMPTED + 1, rest, sizeof(rest)) ||
 	    mmu_xchg_guest_u8(mmu, gpa + ST_PREEMPTED, &preempted))
 		return -1;
 	/* Before the guest runs again: it skipped the IPI for this flush. */
@@ -88,7 +92,8 @@ int kvm_steal_time_preempt(struct mmu *mmu, uint64_t gpa)
 {
 	uint8_t preempted = KVM_VCPU_PREEMPTED;
 
-	return mmu_write_guest(mmu, gpa + ST_PREEMPTED, &preempted, 1);
+	/* Atomic, as other vCPUs read the byte meanwhile. */
+	return mmu_xchg_guest_u8(mmu, gpa + ST_PREEMPTED, &preempted);
 }
 
 static uint64_t pv_eoi_gpa(const struct kvm_pv_eoi *p)

@@ -297,7 +297,7 @@ static void *defer_loop(void *arg)
 /* Another vCPU defers flushes while the target is preempted and taken up
  * again, over and over: each deferral lands wholly before or after the
  * host's exchange of the byte, so every one comes out as a flush. */
-TEST(kvm_pv_tlb_flush_race)
+TEST(conc_kvm_pv_tlb_flush_race)
 {
 	static struct mmu mmu;
 	static struct model_cpu other;
