@@ -5,12 +5,20 @@
  * compute, for the scheduler's shares.
  *
  * Bare, on a CPU with SVM (QEMU `-cpu max`), the guest is itself the host of a
- * nested guest that runs nothing but VMMCALL: VMRUN, #VMEXIT, step over the
- * VMMCALL, VMRUN again, `exits=N` times (default 100000). No hypervisor's
- * code runs between two entries, so the rate is the emulator's limit for a
- * world switch. It prints "probe: svm ..." and a line
- * "@bench bench=exitloop in=bare mode=svm exits=N cycles=C cycles_per_exit=X
- * tsc_khz=K exits_per_s=E".
+ * nested guest, and runs three loops of `exits=N` exits each (default
+ * 100000) with no hypervisor's code between two entries: the emulator's own
+ * limits.
+ *   svm  the nested guest runs nothing but VMMCALL: VMRUN, #VMEXIT, step
+ *        over the VMMCALL, VMRUN again (a world switch);
+ *   npt  the same with nested paging on (an identity map of 2 MiB pages),
+ *        as every guest of sprig runs;
+ *   npf  the nested guest writes one byte into each page of a 2 MiB window
+ *        the nested page table maps page by page, and each write's nested
+ *        page fault is answered by mapping its page; once the whole window
+ *        is mapped it is unmapped again with a TLB flush (a fault's minimum).
+ * Each loop prints "probe: MODE ..." and a line "@bench bench=exitloop
+ * in=bare mode=MODE exits=N cycles=C cycles_per_exit=X tsc_khz=K
+ * exits_per_s=E".
  *
  * Under sprig (which offers its guests no SVM) it runs, between two
  * HC_SNAPSHOT_POINT pauses so that the host times it and counts its exits:
@@ -21,8 +29,8 @@
  *   mode=spin    each of `cpus=C` CPUs spins without exits for `ms=T`
  *                milliseconds (default 1000) of the TSC; the first pause comes
  *                once all of them spin, from the last to arrive.
- * Exit 0; 1 on bad arguments, bare without SVM, or a #VMEXIT that is not the
- * VMMCALL's. */
+ * Exit 0; 1 on bad arguments, bare without SVM or nested paging, or a #VMEXIT
+ * that is not the loop's. */
 #include "arch/x86/msr.h"
 #include "arch/x86/cpuinfo.h"
 #include "guests/rt/cpu.h"
@@ -33,6 +41,7 @@
 #include "virt/hypercall.h"
 
 #define CPUID_EXT_SVM (1u << 2) /* CPUID 0x80000001 ECX */
+#define CPUID_SVM_NPT (1u << 0) /* CPUID 0x8000000A EDX */
 #define VM_CR_SVMDIS (1ull << 4)
 #define VMMCALL_LEN 3
 #define L2_STACK_SIZE 4096
@@ -55,20 +64,69 @@ asm(".text\n"
     "	vmmcall\n"
     "	jmp exitloop_l2\n");
 
+/* The npf loop's nested guest: a byte into each page of the window at RAX,
+ * round and round (the window is 2 MiB-aligned; the AND wraps RAX). */
+#define NPF_WINDOW GUEST_PLAYGROUND
+#define NPF_WRAP_MASK 0x5ff000
+_Static_assert(NPF_WRAP_MASK == (NPF_WINDOW | 0x1ff000), "the AND below wraps in the window");
+void npf_l2(void);
+asm(".text\n"
+    ".globl npf_l2\n"
+    "npf_l2:\n"
+    "	movb $1, (%rax)\n"
+    "	add $0x1000, %rax\n"
+    "	and $0x5ff000, %rax\n"
+    "	jmp npf_l2\n");
+
+/* Nested page tables: the first 4 GiB identity-mapped with 2 MiB pages, the
+ * npf window by a table of 4 KiB entries that the loop fills. The nested
+ * guest's accesses count as user accesses, hence U at every level. */
+#define NPT_P (1ull << 0)
+#define NPT_RW (1ull << 1)
+#define NPT_U (1ull << 2)
+#define NPT_PS (1ull << 7)
+#define NPT_TABLE (NPT_P | NPT_RW | NPT_U)
+static uint64_t npt_pml4[512] __attribute__((aligned(4096)));
+static uint64_t npt_pdpt[512] __attribute__((aligned(4096)));
+static uint64_t npt_pd[4][512] __attribute__((aligned(4096)));
+static uint64_t npt_window[512] __attribute__((aligned(4096)));
+
+static void npt_setup(bool window)
+{
+	npt_pml4[0] = (uint64_t)(uintptr_t)npt_pdpt | NPT_TABLE;
+	for (unsigned i = 0; i < 4; i++) {
+		npt_pdpt[i] = (uint64_t)(uintptr_t)npt_pd[i] | NPT_TABLE;
+		for (unsigned j = 0; j < 512; j++)
+			npt_pd[i][j] = ((uint64_t)(i * 512 + j) << 21) | NPT_TABLE | NPT_PS;
+	}
+	for (unsigned j = 0; j < 512; j++)
+		npt_window[j] = 0;
+	if (window)
+		npt_pd[0][NPF_WINDOW >> 21] = (uint64_t)(uintptr_t)npt_window | NPT_TABLE;
+}
+
 struct table_reg {
 	uint16_t limit;
 	uint64_t base;
 } __attribute__((packed));
 
-static bool svm_usable(void)
+/* SVM, enabled by the firmware; *npt whether nested paging comes with it. */
+static bool svm_usable(bool *npt)
 {
-	uint32_t a, b, c, d;
+	uint32_t a, b, c, d, max;
 
-	cpuid(0x80000000, 0, &a, &b, &c, &d);
-	if (a < 0x80000001)
+	cpuid(0x80000000, 0, &max, &b, &c, &d);
+	if (max < 0x80000001)
 		return false;
 	cpuid(0x80000001, 0, &a, &b, &c, &d);
-	return (c & CPUID_EXT_SVM) && !(rdmsr(MSR_VM_CR) & VM_CR_SVMDIS);
+	if (!(c & CPUID_EXT_SVM) || (rdmsr(MSR_VM_CR) & VM_CR_SVMDIS))
+		return false;
+	*npt = false;
+	if (max >= 0x8000000a) {
+		cpuid(0x8000000a, 0, &a, &b, &c, &d);
+		*npt = d & CPUID_SVM_NPT;
+	}
+	return true;
 }
 
 static void set_segment(struct vmcb_segment *s, uint16_t sel, uint16_t attrib)
@@ -116,39 +174,86 @@ static void vmrun(void)
 		       "r14", "r15", "memory", "cc");
 }
 
-static int svm_loop(unsigned long exits)
-{
-	uint64_t t;
+enum bare_mode { BARE_SVM, BARE_NPT, BARE_NPF, BARE_MODES };
 
-	if (!svm_usable()) {
-		printf("probe: no SVM on this CPU\n");
-		return 1;
-	}
-	tsc_calibrate();
-	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
-	wrmsr(MSR_VM_HSAVE_PA, (uint64_t)(uintptr_t)host_save_area);
+static const char *const bare_names[BARE_MODES] = { "svm", "npt", "npf" };
+
+/* One loop of the mode's exits from a fresh VMCB; false if an exit was not
+ * the loop's. */
+static bool bare_loop(enum bare_mode mode, unsigned long exits)
+{
+	uint64_t t, expected = mode == BARE_NPF ? SVM_EXIT_NPF : SVM_EXIT_VMMCALL;
+	unsigned mapped = 0;
+
+	vmcb = (struct vmcb){ 0 };
 	vmcb_setup();
+	if (mode != BARE_SVM) {
+		npt_setup(mode == BARE_NPF);
+		vmcb.control.nested_ctl = 1;
+		vmcb.control.nested_cr3 = (uint64_t)(uintptr_t)npt_pml4;
+	}
+	if (mode == BARE_NPF) {
+		vmcb.save.rip = (uint64_t)(uintptr_t)npf_l2;
+		vmcb.save.rax = NPF_WINDOW;
+	}
 	asm volatile("clgi" ::: "memory");
 	t = rdtsc();
 	for (unsigned long i = 0; i < exits; i++) {
 		vmrun();
-		if (vmcb.control.exit_code != SVM_EXIT_VMMCALL) {
+		if (vmcb.control.exit_code != expected) {
 			asm volatile("stgi" ::: "memory");
-			printf("probe: exit %lu has code 0x%llx, not VMMCALL's\n", i,
-			       (unsigned long long)vmcb.control.exit_code);
-			return 1;
+			printf("probe: %s exit %lu has code 0x%llx, not 0x%llx\n", bare_names[mode], i,
+			       (unsigned long long)vmcb.control.exit_code,
+			       (unsigned long long)expected);
+			return false;
 		}
-		vmcb.save.rip += VMMCALL_LEN;
+		if (mode != BARE_NPF) {
+			vmcb.save.rip += VMMCALL_LEN;
+			continue;
+		}
+		/* Not present before: no flush needed to map it (APM 15.16). */
+		npt_window[(vmcb.control.exit_info2 >> 12) & 511] =
+			(vmcb.control.exit_info2 & ~0xfffull) | NPT_TABLE;
+		vmcb.control.tlb_control = TLB_CONTROL_NONE;
+		if (++mapped == 512) {
+			for (unsigned j = 0; j < 512; j++)
+				npt_window[j] = 0;
+			vmcb.control.tlb_control = TLB_CONTROL_FLUSH_ALL;
+			mapped = 0;
+		}
 	}
 	t = rdtsc() - t;
 	asm volatile("stgi" ::: "memory");
-	wrmsr(MSR_EFER, rdmsr(MSR_EFER) & ~(uint64_t)EFER_SVME);
-	printf("probe: svm %lu exits in %llu cycles\n", exits, (unsigned long long)t);
-	printf("@bench bench=exitloop in=bare mode=svm exits=%lu cycles=%llu cycles_per_exit=%llu "
-	       "tsc_khz=%llu exits_per_s=%llu\n", exits, (unsigned long long)t,
+	printf("probe: %s %lu exits in %llu cycles\n", bare_names[mode], exits,
+	       (unsigned long long)t);
+	printf("@bench bench=exitloop in=bare mode=%s exits=%lu cycles=%llu cycles_per_exit=%llu "
+	       "tsc_khz=%llu exits_per_s=%llu\n", bare_names[mode], exits, (unsigned long long)t,
 	       (unsigned long long)(t / exits), (unsigned long long)tsc_khz,
 	       (unsigned long long)(exits * tsc_khz * 1000 / t));
-	return 0;
+	return true;
+}
+
+static int svm_loops(const struct mb1_info *mbi, unsigned long exits)
+{
+	bool npt, ok = true;
+
+	if (!svm_usable(&npt)) {
+		printf("probe: no SVM on this CPU\n");
+		return 1;
+	}
+	if (!npt) {
+		printf("probe: SVM without nested paging\n");
+		return 1;
+	}
+	if (!playground_fits(mbi, 2 * MIB))
+		return 1;
+	tsc_calibrate();
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) | EFER_SVME);
+	wrmsr(MSR_VM_HSAVE_PA, (uint64_t)(uintptr_t)host_save_area);
+	for (int m = BARE_SVM; m < BARE_MODES && ok; m++)
+		ok = bare_loop(m, exits);
+	wrmsr(MSR_EFER, rdmsr(MSR_EFER) & ~(uint64_t)EFER_SVME);
+	return ok ? 0 : 1;
 }
 
 static uint64_t fault_pages, spin_tsc;
@@ -230,5 +335,5 @@ int main(const struct mb1_info *mbi)
 		printf("probe: exits=0\n");
 		return 1;
 	}
-	return under_sprig() ? under_sprig_mode(mbi, exits) : svm_loop(exits);
+	return under_sprig() ? under_sprig_mode(mbi, exits) : svm_loops(mbi, exits);
 }

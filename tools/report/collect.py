@@ -147,7 +147,8 @@ def host_step(name):
 
 def bare_probe_step():
     """The probe guest bare under QEMU, as sprig runs under it (-cpu max):
-    a VMRUN/VMMCALL loop, the emulator's limit for one exit."""
+    a VMRUN/VMMCALL loop (the emulator's limit for one exit), the same with
+    nested paging, and a loop of nested page faults, each mapped."""
     def fn():
         status, out = bare.run_bare("probe", "exits=%d" % PROBE_EXITS, timeout=300)
         recs = benchlines.parse(out, "bare")
@@ -237,7 +238,7 @@ def collect(bochs=True):
     run = Run(total)
     for name, what in HOST:
         run.step("host", "bench %s (%s)" % (name, what), host_step(name))
-    run.step("bare", "probe guest, %d VMRUN/VMMCALL exits" % PROBE_EXITS, bare_probe_step())
+    run.step("bare", "probe guest, %d exits of each loop" % PROBE_EXITS, bare_probe_step())
     mods = [os.path.join(machine.GUESTS_DIR, g + ".elf") for g in GUESTS]
 
     consoles = {}

@@ -64,9 +64,12 @@ def figure(f):
 
 def scale_table(recs):
     """The exit costs and the fault rows, as numbers."""
-    limit, cpuid, fault = exit_cost(recs)
+    limit, npt, npf, cpuid, fault = exit_cost(recs)
     rows = [[name, WHERE_NAMES[r["where"]], r[field], fmt(r["tsc_khz"] * 1000.0 / r[field])]
             for name, r, field in (("VMRUN/VMMCALL loop (the emulator's limit)", limit,
+                                    "cycles_per_exit"),
+                                   ("the same with nested paging", npt, "cycles_per_exit"),
+                                   ("nested page faults, each mapped (a fault's minimum)", npf,
                                     "cycles_per_exit"),
                                    ("CPUID loop (sprig's cheapest exit)", cpuid,
                                     "cycles_per_exit"),

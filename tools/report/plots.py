@@ -599,14 +599,16 @@ def scale_plots(recs, outdir):
                 curves.runs(faults) if faults else "-",
                 "/".join(str(c) for c in cpus if c is not None) or "-",
                 curves.runs(boot) if boot else "-")))
-    limit, cpuid, fault = exit_cost(recs)
-    bars = [(label, r[field]) for label, r, field in (
-        ("emulator's limit:\nVMRUN/VMMCALL, bare", limit, "cycles_per_exit"),
-        ("sprig: CPUID exit", cpuid, "cycles_per_exit"),
-        ("sprig: nested page fault", fault, "cycles_per_fault")) if r]
+    limit, npt, npf, cpuid, fault = exit_cost(recs)
+    bars = [(label, r[field], color) for label, r, field, color in (
+        ("emulator's limit:\nVMRUN/VMMCALL, bare", limit, "cycles_per_exit", "C7"),
+        ("bare, with\nnested paging", npt, "cycles_per_exit", "C7"),
+        ("bare: nested page\nfault, mapped", npf, "cycles_per_exit", "C7"),
+        ("sprig: CPUID exit", cpuid, "cycles_per_exit", "C0"),
+        ("sprig: nested page fault", fault, "cycles_per_fault", "C1")) if r]
     if bars:
         fig, ax = plt.subplots(figsize=(6.5, 3.6))
-        ax.bar(range(len(bars)), [b[1] for b in bars], color=["C7", "C0", "C1"][:len(bars)])
+        ax.bar(range(len(bars)), [b[1] for b in bars], color=[b[2] for b in bars])
         ax.set_xticks(range(len(bars)))
         ax.set_xticklabels([b[0] for b in bars], fontsize=8)
         ax.set_ylabel("host TSC cycles per exit")
@@ -617,7 +619,9 @@ def scale_plots(recs, outdir):
             "Cycles of the host's TSC (QEMU TCG's guest TSC is the host's, bare and under "
             "sprig alike) per exit: the probe guest run bare as the host of a nested "
             "guest that only executes VMMCALL (the emulator's world switch and nothing "
-            "else); the same guest under sprig running CPUIDs (sprig's cheapest exit); and "
+            "else), the same with nested paging on, and a nested guest whose every write "
+            "faults on a page the probe then maps; the same guest under sprig running "
+            "CPUIDs (sprig's cheapest exit); and "
             "bench faults' one-vCPU run (a nested page fault, a frame allocated and mapped, "
             "per page)."))
     return out

@@ -266,10 +266,14 @@ def curve_verdicts(j, recs):
 
 
 def exit_cost(recs):
-    """(limit, cpuid, fault): the bare probe's VMRUN/VMMCALL loop, sprig's
-    CPUID loop and sprig's one-vCPU fault row, each None where missing."""
+    """(limit, npt, npf, cpuid, fault): the bare probe's VMRUN/VMMCALL loop
+    (the verdict's limit), the same with nested paging and its nested page
+    fault loop, sprig's CPUID loop and sprig's one-vCPU fault row, each None
+    where missing."""
     fault = [r for r in select(recs, "faults", where="qemu", vcpus=1) if r.get("ok") == "yes"]
     return (one(recs, "exitloop", where="bare", mode="svm"),
+            one(recs, "exitloop", where="bare", mode="npt"),
+            one(recs, "exitloop", where="bare", mode="npf"),
             one(recs, "exitloop", where="qemu", mode="cpuid", ok="yes"),
             fault[0] if fault else None)
 
@@ -291,7 +295,7 @@ def exit_cost_verdict(j, recs):
     """The fault path's exit rate as a fraction of the emulator's limit:
     cycles per exit of the bare loop over cycles per fault (both the same host
     TSC under QEMU TCG)."""
-    limit, _, fault = exit_cost(recs)
+    limit, _, _, _, fault = exit_cost(recs)
     value = None
     if limit and fault and fault["cycles_per_fault"]:
         value = limit["cycles_per_exit"] / fault["cycles_per_fault"]
