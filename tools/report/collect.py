@@ -40,7 +40,7 @@ QEMU = [("bench zap same16", 600), ("bench zap same4", 600),
         ("bench zap same16 vcpus=4 reps=3", 1800), ("bench zap same4 vcpus=4 reps=3", 1800),
         ("bench zap same16 vcpus=8 reps=3", 1800), ("bench zap same4 vcpus=8 reps=3", 1800),
         ("bench exec vcpus=3", 600), ("bench dirty vcpus=3", 900),
-        ("bench faults runs=5", 900), ("bench share runs=5", 300)]
+        ("bench faults runs=5", 900), ("bench share ms=10000 runs=3", 600)]
 QEMU_CPUS = 4
 QEMU_MEM = "2G"  # the Linux guest's 512 MiB beside the others
 # The same experiments inside a Linux guest (its sprig-bench workload), in the
