@@ -67,7 +67,9 @@ asm(".text\n"
 /* The npf loop's nested guest: a byte into each page of the window at RAX,
  * round and round (the window is 2 MiB-aligned; the AND wraps RAX). */
 #define NPF_WINDOW GUEST_PLAYGROUND
-#define NPF_WRAP_MASK 0x5ff000
+#define NPF_WRAP_MASK 0x5ff000 /* a literal: the assembler takes it as text */
+#define STRINGIFY(x) #x
+#define EXPAND_STRINGIFY(x) STRINGIFY(x)
 _Static_assert(NPF_WRAP_MASK == (NPF_WINDOW | 0x1ff000), "the AND below wraps in the window");
 void npf_l2(void);
 asm(".text\n"
@@ -75,7 +77,7 @@ asm(".text\n"
     "npf_l2:\n"
     "	movb $1, (%rax)\n"
     "	add $0x1000, %rax\n"
-    "	and $0x5ff000, %rax\n"
+    "	and $" EXPAND_STRINGIFY(NPF_WRAP_MASK) ", %rax\n"
     "	jmp npf_l2\n");
 
 /* Nested page tables: the first 4 GiB identity-mapped with 2 MiB pages, the
@@ -91,6 +93,12 @@ static uint64_t npt_pdpt[512] __attribute__((aligned(4096)));
 static uint64_t npt_pd[4][512] __attribute__((aligned(4096)));
 static uint64_t npt_window[512] __attribute__((aligned(4096)));
 
+static void npt_window_clear(void)
+{
+	for (unsigned j = 0; j < 512; j++)
+		npt_window[j] = 0;
+}
+
 static void npt_setup(bool window)
 {
 	npt_pml4[0] = (uint64_t)(uintptr_t)npt_pdpt | NPT_TABLE;
@@ -99,8 +107,7 @@ static void npt_setup(bool window)
 		for (unsigned j = 0; j < 512; j++)
 			npt_pd[i][j] = ((uint64_t)(i * 512 + j) << 21) | NPT_TABLE | NPT_PS;
 	}
-	for (unsigned j = 0; j < 512; j++)
-		npt_window[j] = 0;
+	npt_window_clear();
 	if (window)
 		npt_pd[0][NPF_WINDOW >> 21] = (uint64_t)(uintptr_t)npt_window | NPT_TABLE;
 }
@@ -216,8 +223,7 @@ static bool bare_loop(enum bare_mode mode, unsigned long exits)
 			(vmcb.control.exit_info2 & ~0xfffull) | NPT_TABLE;
 		vmcb.control.tlb_control = TLB_CONTROL_NONE;
 		if (++mapped == 512) {
-			for (unsigned j = 0; j < 512; j++)
-				npt_window[j] = 0;
+			npt_window_clear();
 			vmcb.control.tlb_control = TLB_CONTROL_FLUSH_ALL;
 			mapped = 0;
 		}
